@@ -63,10 +63,10 @@ bool mode_available(Mode mode);
 enum class Priority : std::uint8_t { High = 0, Normal = 1 };
 inline constexpr std::uint32_t kPriorityCount = 2;
 
-inline constexpr std::uint32_t kMaxWorkers = 64;        // participants, main thread included
-inline constexpr std::uint32_t kMaxTags = 64;           // stage tags for per-tag timing
-inline constexpr std::size_t kMaxCaptureBytes = 512;    // compile-time ceiling of capture_bytes
-inline constexpr std::uint32_t kExternalThread = ~0u;   // current_worker() off the pool
+inline constexpr std::uint32_t kMaxWorkers = 64;       // participants, main thread included
+inline constexpr std::uint32_t kMaxTags = 64;          // stage tags for per-tag timing
+inline constexpr std::size_t kMaxCaptureBytes = 512;   // compile-time ceiling of capture_bytes
+inline constexpr std::uint32_t kExternalThread = ~0u;  // current_worker() off the pool
 
 // What a job is called and where its time is booked.
 struct JobDesc {
@@ -130,6 +130,7 @@ struct Stats {
 
 class Counter;
 class JobSystem;
+struct RangeSpawner;
 
 namespace detail {
 
@@ -164,9 +165,7 @@ inline constexpr std::uint32_t kJobPooled = 1u;
 inline constexpr std::uint32_t kJobDetached = 2u;
 
 class Scheduler;
-
-template <class F>
-struct RangeCall;
+class TbbBackend;
 
 }  // namespace detail
 
@@ -188,6 +187,7 @@ class Counter {
  private:
   friend class JobSystem;
   friend class detail::Scheduler;
+  friend class detail::TbbBackend;
 
   static constexpr std::uint64_t kPendingMask = 0xffffffffull;
   static constexpr std::uint64_t kFinalizing = 1ull << 32;
@@ -281,13 +281,14 @@ class JobSystem {
   const Config& config() const { return config_; }
 
  private:
+  friend struct RangeSpawner;
+
   template <class F>
   void submit_callable(Counter* counter, Counter* dependency, const JobDesc& desc, F&& fn);
 
   detail::Job* acquire_job();
   void submit(detail::Job* job, Counter* dependency);
   void run_inline(detail::Job* job, Counter* dependency);
-  std::size_t split_count(std::size_t total, std::size_t grain) const;
   void submit_range(Counter& counter, const JobDesc& desc, std::size_t begin, std::size_t end,
                     std::size_t grain, void (*call)(const void*, std::size_t, std::size_t),
                     const void* fn);

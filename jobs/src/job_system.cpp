@@ -1,0 +1,142 @@
+#include "spindle/jobs/job_system.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "platform.h"
+#include "scheduler.h"
+
+namespace spindle::jobs {
+
+const char* to_string(Mode mode) {
+  switch (mode) {
+    case Mode::Single:
+      return "single";
+    case Mode::Static:
+      return "static";
+    case Mode::Dynamic:
+      return "dynamic";
+    case Mode::Tbb:
+      return "tbb";
+  }
+  return "?";
+}
+
+bool parse_mode(std::string_view text, Mode& out) {
+  for (Mode m : {Mode::Single, Mode::Static, Mode::Dynamic, Mode::Tbb}) {
+    if (text == to_string(m)) {
+      out = m;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool mode_available(Mode mode) {
+  switch (mode) {
+    case Mode::Single:
+      return true;
+    case Mode::Static:
+    case Mode::Dynamic:
+      return SPINDLE_THREADS != 0;
+    case Mode::Tbb:
+      return SPINDLE_WITH_TBB != 0;
+  }
+  return false;
+}
+
+Counter::~Counter() {
+  if (backend_ != nullptr && release_backend_ != nullptr) release_backend_(backend_);
+}
+
+namespace {
+
+Config sanitize(Config config) {
+  if (!mode_available(config.mode)) {
+    const Mode fallback = mode_available(Mode::Dynamic) ? Mode::Dynamic : Mode::Single;
+    char message[128];
+    std::snprintf(message, sizeof(message), "mode '%s' is not available in this build; using '%s'",
+                  to_string(config.mode), to_string(fallback));
+    if (config.log != nullptr) {
+      config.log(config.log_user, LogLevel::Warning, message);
+    } else {
+      std::fprintf(stderr, "[jobs] %s\n", message);
+    }
+    config.mode = fallback;
+  }
+  config.capture_bytes =
+      std::min<std::uint32_t>(config.capture_bytes, static_cast<std::uint32_t>(kMaxCaptureBytes));
+  return config;
+}
+
+std::uint32_t participant_count(const Config& config) {
+#if SPINDLE_THREADS
+  const std::uint32_t wanted = config.workers == 0 ? detail::available_cpus() : config.workers;
+  return std::clamp<std::uint32_t>(wanted, 1, kMaxWorkers);
+#else
+  (void)config;
+  return 1;
+#endif
+}
+
+}  // namespace
+
+JobSystem::JobSystem(const Config& config) : config_(sanitize(config)), mode_(config_.mode) {
+  worker_count_ = participant_count(config_);
+  const std::uint32_t capture = (config_.capture_bytes + 63u) & ~63u;
+  job_stride_ = static_cast<std::uint32_t>(sizeof(detail::Job)) + capture;
+  scheduler_ = std::make_unique<detail::Scheduler>(config_, worker_count_, job_stride_, this);
+}
+
+JobSystem::~JobSystem() = default;
+
+detail::Job* JobSystem::acquire_job() {
+  return scheduler_->acquire();
+}
+
+void JobSystem::submit(detail::Job* job, Counter* dependency) {
+  scheduler_->submit(job, dependency);
+}
+
+void JobSystem::run_inline(detail::Job* job, Counter* dependency) {
+  scheduler_->note_overflow("no free job slot, or the callable exceeds Config::capture_bytes",
+                            job->desc);
+  scheduler_->run_inline(job, dependency);
+}
+
+void JobSystem::wait(Counter& counter) {
+  scheduler_->wait(counter);
+}
+
+void JobSystem::submit_range(Counter& counter, const JobDesc& desc, std::size_t begin,
+                             std::size_t end, std::size_t grain,
+                             void (*call)(const void*, std::size_t, std::size_t), const void* fn) {
+  scheduler_->submit_range(counter, desc, begin, end, grain, call, fn);
+}
+
+void JobSystem::set_mode(Mode mode) {
+  scheduler_->set_mode(mode);
+  mode_ = scheduler_->mode();
+}
+
+std::uint32_t JobSystem::current_worker() const {
+  return scheduler_->current_worker();
+}
+WorkerStats JobSystem::worker_stats(std::uint32_t worker) const {
+  return scheduler_->worker_stats(worker);
+}
+TagStats JobSystem::tag_stats(std::uint16_t tag) const {
+  return scheduler_->tag_stats(tag);
+}
+Stats JobSystem::stats() const {
+  return scheduler_->stats();
+}
+void JobSystem::reset_stats() {
+  scheduler_->reset_stats();
+}
+void JobSystem::set_hooks(const JobHooks& hooks) {
+  config_.hooks = hooks;
+  scheduler_->set_hooks(hooks);
+}
+
+}  // namespace spindle::jobs

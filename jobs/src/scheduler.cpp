@@ -1,0 +1,749 @@
+#include "scheduler.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#if SPINDLE_WITH_TBB
+#include "tbb_backend.h"
+#endif
+
+namespace spindle::jobs::detail {
+namespace {
+
+struct ThreadState {
+  const Scheduler* scheduler = nullptr;
+  std::uint32_t index = kExternalThread;
+};
+thread_local ThreadState t_state;
+
+std::uint32_t round_up_pow2(std::uint32_t v) {
+  std::uint32_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+void bump(std::atomic<std::uint64_t>& value, std::uint64_t by, bool exclusive) {
+  if (exclusive) {
+    // Single writer: a plain load and store, no locked instruction on the per-job path.
+    value.store(value.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+  } else {
+    value.fetch_add(by, std::memory_order_relaxed);
+  }
+}
+
+std::uint32_t xorshift(std::uint32_t& state) {
+  state ^= state << 13;
+  state ^= state >> 17;
+  state ^= state << 5;
+  return state;
+}
+
+constexpr std::uint32_t priority_index(Priority p) {
+  return p == Priority::High ? 0u : 1u;
+}
+
+// A sub-range of a parallel_for. Dynamic and Tbb split it in halves until it is at most `grain`
+// long, pushing the right halves so that thieves take the biggest pieces first.
+struct RangeTask {
+  JobSystem* system;
+  Counter* counter;
+  const void* fn;
+  void (*call)(const void*, std::size_t, std::size_t);
+  std::size_t begin;
+  std::size_t end;
+  std::size_t grain;
+  JobDesc desc;
+};
+
+}  // namespace
+
+// Defined here rather than as a lambda so JobSystem::spawn_range can name it.
+void run_range_task(const RangeTask& task);
+
+}  // namespace spindle::jobs::detail
+
+namespace spindle::jobs {
+
+// Friend of JobSystem: lets the scheduler submit range jobs through the same path as run().
+struct RangeSpawner {
+  static void spawn(const detail::RangeTask& task) {
+    task.system->submit_callable(task.counter, nullptr, task.desc,
+                                 [task] { detail::run_range_task(task); });
+  }
+};
+
+}  // namespace spindle::jobs
+
+namespace spindle::jobs::detail {
+
+void run_range_task(const RangeTask& task) {
+  std::size_t b = task.begin;
+  std::size_t e = task.end;
+  while (e - b > task.grain) {
+    const std::size_t mid = b + (e - b) / 2;
+    RangeTask right = task;
+    right.begin = mid;
+    right.end = e;
+    RangeSpawner::spawn(right);
+    e = mid;
+  }
+  task.call(task.fn, b, e);
+}
+
+Scheduler::Scheduler(const Config& config, std::uint32_t workers, std::uint32_t job_stride,
+                     JobSystem* owner)
+    : config_(config),
+      mode_(config.mode),
+      worker_count_(workers),
+      job_stride_(job_stride),
+      pool_size_(round_up_pow2(std::max<std::uint32_t>(config.jobs_per_worker, 64))),
+      hooks_(config.hooks),
+      owner_(owner) {
+  const std::size_t pools = std::size_t{worker_count_} + 1;
+  const std::size_t pool_bytes = std::size_t{pool_size_} * job_stride_;
+  slot_memory_ = std::make_unique<std::byte[]>(pools * pool_bytes + kCacheLine);
+  std::byte* base = slot_memory_.get();
+  base += (kCacheLine - reinterpret_cast<std::uintptr_t>(base) % kCacheLine) % kCacheLine;
+
+  participants_ = std::make_unique<Participant[]>(worker_count_);
+  for (std::uint32_t i = 0; i < worker_count_; ++i) {
+    Participant& p = participants_[i];
+    p.pool.init(base + i * pool_bytes, pool_size_, job_stride_);
+    for (std::uint32_t q = 0; q < kPriorityCount; ++q) {
+      p.deque[q].init(pool_size_);
+      p.mailbox[q].init(pool_size_);
+    }
+    p.rng = 0x9e3779b9u * (i + 1);
+    p.round_robin = i + 1;
+  }
+  external_pool_.init(base + worker_count_ * pool_bytes, pool_size_, job_stride_);
+  for (std::uint32_t q = 0; q < kPriorityCount; ++q) injection_[q].init(pool_size_);
+  stats_ = std::make_unique<StatsSlot[]>(std::size_t{worker_count_} + 1);
+
+  previous_state_owner_ = t_state.scheduler;
+  previous_state_index_ = t_state.index;
+  t_state = {this, 0};
+
+#if SPINDLE_THREADS
+  if (mode_ == Mode::Static || mode_ == Mode::Dynamic) start_threads();
+#endif
+#if SPINDLE_WITH_TBB
+  if (mode_ == Mode::Tbb) tbb_ = std::make_unique<TbbBackend>(*this);
+#endif
+}
+
+Scheduler::~Scheduler() {
+#if SPINDLE_THREADS
+  if (threads_started_) {
+    // Finish everything that was submitted: help until every queue is empty and every worker is
+    // parked outside wait() (so none is running a job that could submit more).
+    const std::uint64_t workers_mask =
+        (worker_count_ >= 64 ? ~0ull : ((1ull << worker_count_) - 1)) & ~1ull;
+    for (;;) {
+      if (Job* job = find_work_any(0)) {
+        execute(job, 0);
+        continue;
+      }
+      if (!any_queued() &&
+          (parked_.load(std::memory_order_seq_cst) & workers_mask) == workers_mask &&
+          (waiting_.load(std::memory_order_seq_cst) & workers_mask) == 0 && !any_queued()) {
+        break;
+      }
+      std::this_thread::yield();
+    }
+  }
+#endif
+#if SPINDLE_WITH_TBB
+  tbb_.reset();  // waits for its detached jobs
+#endif
+#if SPINDLE_THREADS
+  stop_threads();
+#endif
+  if (main_pinned_) restore_affinity(main_affinity_);
+  t_state = {previous_state_owner_, previous_state_index_};
+}
+
+std::uint32_t Scheduler::current_worker() const {
+  return t_state.scheduler == this ? t_state.index : kExternalThread;
+}
+
+void Scheduler::log(LogLevel level, const char* message) const {
+  if (config_.log != nullptr) {
+    config_.log(config_.log_user, level, message);
+  } else {
+    std::fprintf(stderr, "[jobs] %s\n", message);
+  }
+}
+
+void Scheduler::note_overflow(const char* what, const JobDesc& desc) {
+  inline_overflows_.fetch_add(1, std::memory_order_relaxed);
+  if (overflow_logged_.exchange(1, std::memory_order_relaxed) == 0) {
+    char message[256];
+    std::snprintf(message, sizeof(message),
+                  "job '%s' ran inline: %s (logged once; see Stats::inline_overflows)",
+                  desc.name != nullptr ? desc.name : "?", what);
+    log(LogLevel::Warning, message);
+  }
+}
+
+Job* Scheduler::acquire() {
+  const std::uint32_t self = current_worker();
+#if SPINDLE_WITH_TBB
+  if (mode() == Mode::Tbb && self != 0) {
+    if (Job* job = tbb_->acquire()) return job;
+  }
+#endif
+  if (self < worker_count_) return participants_[self].pool.try_acquire();
+  std::lock_guard<Lock> lock(external_mutex_);
+  return external_pool_.try_acquire();
+}
+
+void Scheduler::submit(Job* job, Counter* dependency) {
+  if (dependency != nullptr) {
+    attach(*dependency, job);
+  } else {
+    push(job);
+  }
+}
+
+void Scheduler::run_inline(Job* job, Counter* dependency) {
+  if (dependency != nullptr && !dependency->done()) wait_for(*dependency);
+  execute(job, current_worker());
+}
+
+void Scheduler::push(Job* job) {
+  switch (mode()) {
+    case Mode::Single:
+      execute(job, current_worker());
+      return;
+    case Mode::Tbb:
+#if SPINDLE_WITH_TBB
+      tbb_->push(job);
+      return;
+#else
+      break;
+#endif
+    case Mode::Static:
+    case Mode::Dynamic:
+#if SPINDLE_THREADS
+      push_threaded(job, current_worker());
+      return;
+#else
+      break;
+#endif
+  }
+  execute(job, current_worker());
+}
+
+void Scheduler::execute(Job* job, std::uint32_t worker) {
+  const JobDesc desc = job->desc;
+  Counter* counter = job->counter;
+  const bool exclusive = t_state.scheduler == this && t_state.index == worker;
+  const std::uint32_t slot = worker < worker_count_ ? worker : worker_count_;
+
+  if (hooks_.on_begin != nullptr) hooks_.on_begin(hooks_.user, desc, worker);
+  const std::uint64_t start = config_.time_jobs ? ticks() : 0;
+#if defined(__cpp_exceptions)
+  try {
+    job->invoke(*job);
+  } catch (...) {
+    record_exception(counter, desc);
+  }
+#else
+  job->invoke(*job);
+#endif
+  const std::uint64_t elapsed = config_.time_jobs ? ticks() - start : 0;
+  book(slot, exclusive && slot < worker_count_, desc, elapsed);
+  if (hooks_.on_end != nullptr) hooks_.on_end(hooks_.user, desc, worker);
+
+  // Free the slot before finishing the counter: once the counter is done a waiter may destroy
+  // the whole job system, so nothing of ours may be touched after finish().
+  if ((job->flags & kJobPooled) != 0) job->state.store(0, std::memory_order_release);
+  if (counter != nullptr) finish(counter);
+}
+
+void Scheduler::book(std::uint32_t slot, bool exclusive, const JobDesc& desc,
+                     std::uint64_t elapsed) {
+  StatsSlot& s = stats_[slot];
+  const std::uint32_t tag = desc.tag < kMaxTags ? desc.tag : kMaxTags - 1;
+  bump(s.jobs, 1, exclusive);
+  bump(s.tag_jobs[tag], 1, exclusive);
+  if (elapsed != 0) {
+    bump(s.busy_ticks, elapsed, exclusive);
+    bump(s.tag_ticks[tag], elapsed, exclusive);
+  }
+}
+
+void Scheduler::record_exception(Counter* counter, const JobDesc& desc) {
+#if defined(__cpp_exceptions)
+  if (counter == nullptr) {
+    char message[256];
+    std::snprintf(message, sizeof(message),
+                  "job '%s' threw an exception and has no counter to carry it: terminating",
+                  desc.name != nullptr ? desc.name : "?");
+    log(LogLevel::Error, message);
+    std::terminate();
+  }
+  std::uint32_t expected = 0;
+  if (counter->error_flag_.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+    // Published to the waiter by finish()'s release on the counter state.
+    counter->error_ = std::current_exception();
+  } else {
+    exceptions_dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
+#else
+  (void)counter;
+  (void)desc;
+#endif
+}
+
+void Scheduler::finish(Counter* counter) {
+  std::uint64_t state = counter->state_.load(std::memory_order_relaxed);
+  std::uint64_t next = 0;
+  do {
+    const std::uint64_t pending = state & Counter::kPendingMask;
+    // The last job sets kFinalizing in the same step as pending reaches zero, so a waiter never
+    // sees "done" while continuations are still being read out of the counter.
+    next = pending == 1 ? (state & ~Counter::kPendingMask) | Counter::kFinalizing : state - 1;
+  } while (!counter->state_.compare_exchange_weak(state, next, std::memory_order_acq_rel,
+                                                  std::memory_order_relaxed));
+  if ((state & Counter::kPendingMask) != 1) return;
+
+  Job* list = counter->continuations_.exchange(nullptr, std::memory_order_acq_rel);
+  // Last touch of the counter: after this a waiter may return and destroy it.
+  counter->state_.fetch_and(~Counter::kFinalizing, std::memory_order_acq_rel);
+  run_list(list);
+#if SPINDLE_THREADS
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (waiting_.load(std::memory_order_relaxed) != 0) wake_waiters();
+#endif
+}
+
+void Scheduler::attach(Counter& dependency, Job* job) {
+  Job* head = dependency.continuations_.load(std::memory_order_relaxed);
+  do {
+    job->next = head;
+  } while (!dependency.continuations_.compare_exchange_weak(head, job, std::memory_order_acq_rel,
+                                                            std::memory_order_relaxed));
+  // If the dependency already reached zero, its finisher may have taken the list before our
+  // push; then we are the ones to run it. Whoever exchanges the list out runs what it holds.
+  if ((dependency.state_.load(std::memory_order_acquire) & Counter::kPendingMask) == 0) {
+    run_list(dependency.continuations_.exchange(nullptr, std::memory_order_acq_rel));
+  }
+}
+
+void Scheduler::run_list(Job* list) {
+  // The list is last-attached-first; reverse it so continuations start in attach order.
+  Job* ordered = nullptr;
+  while (list != nullptr) {
+    Job* next = list->next;
+    list->next = ordered;
+    ordered = list;
+    list = next;
+  }
+  while (ordered != nullptr) {
+    Job* next = ordered->next;
+    ordered->next = nullptr;
+    push(ordered);
+    ordered = next;
+  }
+}
+
+void Scheduler::wait(Counter& counter) {
+  wait_for(counter);
+#if defined(__cpp_exceptions)
+  if (counter.error_flag_.load(std::memory_order_acquire) != 0) {
+    std::exception_ptr error = std::move(counter.error_);
+    counter.error_ = nullptr;
+    counter.error_flag_.store(0, std::memory_order_release);
+    std::rethrow_exception(error);
+  }
+#endif
+}
+
+void Scheduler::wait_for(Counter& counter) {
+  if (counter.done()) return;
+  const std::uint32_t self = current_worker();
+  switch (mode()) {
+    case Mode::Tbb:
+#if SPINDLE_WITH_TBB
+      tbb_->wait(counter);
+      return;
+#else
+      break;
+#endif
+    case Mode::Static:
+    case Mode::Dynamic:
+#if SPINDLE_THREADS
+      if (self < worker_count_) {
+        wait_as_participant(counter, self);
+        return;
+      }
+#endif
+      break;
+    case Mode::Single:
+#if !SPINDLE_THREADS
+      log(LogLevel::Error,
+          "wait() on a counter that can never finish: in Single mode jobs run when submitted, so "
+          "it waits on a run_after() whose dependency never completes");
+      std::abort();
+#endif
+      break;
+  }
+  (void)self;
+  wait_spinning(counter);
+}
+
+void Scheduler::wait_spinning(const Counter& counter) {
+  for (std::uint32_t spins = 0; !counter.done(); ++spins) {
+#if SPINDLE_THREADS
+    if (spins < 256) {
+      cpu_relax();
+    } else {
+      std::this_thread::yield();
+    }
+#else
+    cpu_relax();
+#endif
+  }
+}
+
+void Scheduler::set_mode(Mode mode) {
+  if (mode == this->mode()) return;
+  if (!mode_available(mode)) {
+    char message[128];
+    std::snprintf(message, sizeof(message), "mode '%s' is not available in this build; kept '%s'",
+                  to_string(mode), to_string(this->mode()));
+    log(LogLevel::Error, message);
+    return;
+  }
+  if (any_queued()) {
+    log(LogLevel::Error, "set_mode() while jobs are queued: switch modes between frames");
+    std::abort();
+  }
+#if SPINDLE_THREADS
+  if (mode == Mode::Static || mode == Mode::Dynamic) start_threads();
+#endif
+#if SPINDLE_WITH_TBB
+  if (mode == Mode::Tbb && !tbb_) {
+    // oneTBB creates its threads from the current thread's affinity mask: unpin first.
+    if (main_pinned_) restore_affinity(main_affinity_);
+    tbb_ = std::make_unique<TbbBackend>(*this);
+    if (main_pinned_) pin_current_thread(cpus_[0]);
+  }
+#endif
+  mode_.store(mode, std::memory_order_seq_cst);
+}
+
+bool Scheduler::any_queued() const {
+  for (std::uint32_t q = 0; q < kPriorityCount; ++q) {
+    if (!injection_[q].maybe_empty()) return true;
+    for (std::uint32_t i = 0; i < worker_count_; ++i) {
+      if (!participants_[i].deque[q].maybe_empty() || !participants_[i].mailbox[q].maybe_empty()) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+void Scheduler::submit_range(Counter& counter, const JobDesc& desc, std::size_t begin,
+                             std::size_t end, std::size_t grain,
+                             void (*call)(const void*, std::size_t, std::size_t), const void* fn) {
+  const std::size_t total = end - begin;
+  RangeTask task{owner_, &counter, fn, call, begin, end, total, desc};
+  const Mode m = mode();
+  if (m == Mode::Single) {
+    RangeSpawner::spawn(task);
+    return;
+  }
+  if (m == Mode::Static) {
+    // Even split, one chunk per participant (fewer if the grain asks for bigger chunks); the
+    // round-robin dealer gives each participant exactly one of consecutive chunks.
+    std::size_t chunks = worker_count_;
+    if (grain > 0) chunks = std::clamp<std::size_t>(total / grain, 1, worker_count_);
+    chunks = std::min(chunks, total);
+    for (std::size_t c = 0; c < chunks; ++c) {
+      task.begin = begin + total * c / chunks;
+      task.end = begin + total * (c + 1) / chunks;
+      task.grain = task.end - task.begin;
+      RangeSpawner::spawn(task);
+    }
+    return;
+  }
+  task.grain =
+      grain > 0 ? grain : std::max<std::size_t>(1, total / (std::size_t{worker_count_} * 8));
+  RangeSpawner::spawn(task);
+}
+
+WorkerStats Scheduler::worker_stats(std::uint32_t worker) const {
+  WorkerStats out;
+  if (worker > worker_count_) return out;
+  const StatsSlot& s = stats_[worker];
+  const double scale = clock_.ns_per_tick();
+  out.busy_ns = static_cast<std::uint64_t>(
+      static_cast<double>(s.busy_ticks.load(std::memory_order_relaxed)) * scale);
+  out.jobs = s.jobs.load(std::memory_order_relaxed);
+  out.steals = s.steals.load(std::memory_order_relaxed);
+  out.parks = s.parks.load(std::memory_order_relaxed);
+  return out;
+}
+
+TagStats Scheduler::tag_stats(std::uint16_t tag) const {
+  TagStats out;
+  if (tag >= kMaxTags) return out;
+  const double scale = clock_.ns_per_tick();
+  std::uint64_t ticks_total = 0;
+  for (std::uint32_t i = 0; i <= worker_count_; ++i) {
+    out.jobs += stats_[i].tag_jobs[tag].load(std::memory_order_relaxed);
+    ticks_total += stats_[i].tag_ticks[tag].load(std::memory_order_relaxed);
+  }
+  out.total_ns = static_cast<std::uint64_t>(static_cast<double>(ticks_total) * scale);
+  return out;
+}
+
+Stats Scheduler::stats() const {
+  Stats out;
+  out.inline_overflows = inline_overflows_.load(std::memory_order_relaxed);
+  out.exceptions_dropped = exceptions_dropped_.load(std::memory_order_relaxed);
+  return out;
+}
+
+void Scheduler::reset_stats() {
+  for (std::uint32_t i = 0; i <= worker_count_; ++i) {
+    StatsSlot& s = stats_[i];
+    s.busy_ticks.store(0, std::memory_order_relaxed);
+    s.jobs.store(0, std::memory_order_relaxed);
+    s.steals.store(0, std::memory_order_relaxed);
+    s.parks.store(0, std::memory_order_relaxed);
+    for (std::uint32_t t = 0; t < kMaxTags; ++t) {
+      s.tag_jobs[t].store(0, std::memory_order_relaxed);
+      s.tag_ticks[t].store(0, std::memory_order_relaxed);
+    }
+  }
+  inline_overflows_.store(0, std::memory_order_relaxed);
+  exceptions_dropped_.store(0, std::memory_order_relaxed);
+}
+
+// --- threaded modes ------------------------------------------------------------------------------
+#if SPINDLE_THREADS
+
+void Scheduler::start_threads() {
+  if (threads_started_ || worker_count_ <= 1) return;
+  threads_started_ = true;
+  // CPU ids from the process mask, read before the main thread is pinned (workers inherit it).
+  const std::uint32_t cpus = available_cpus();
+  for (std::uint32_t i = 0; i < worker_count_; ++i) cpus_[i] = i % cpus;
+  if (config_.pin_main_thread) {
+    main_affinity_ = save_affinity();
+    main_pinned_ = pin_current_thread(cpus_[0]);
+    if (!main_pinned_) note_pin_failure(0);
+  }
+  threads_.reserve(worker_count_ - 1);
+  for (std::uint32_t i = 1; i < worker_count_; ++i) {
+    threads_.emplace_back([this, i] { worker_main(i); });
+  }
+}
+
+void Scheduler::stop_threads() {
+  stopping_.store(true, std::memory_order_seq_cst);
+  for (std::uint32_t i = 1; i < worker_count_; ++i) wake(i);
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+}
+
+void Scheduler::note_pin_failure(std::uint32_t index) {
+  if (pin_failure_logged_.exchange(1, std::memory_order_relaxed) == 0) {
+    char message[160];
+    std::snprintf(message, sizeof(message),
+                  "could not pin participant %u to a CPU; carrying on unpinned (logged once)",
+                  index);
+    log(LogLevel::Warning, message);
+  }
+}
+
+void Scheduler::worker_main(std::uint32_t index) {
+  t_state = {this, index};
+  if (config_.pin_workers && !pin_current_thread(cpus_[index])) note_pin_failure(index);
+  for (;;) {
+    if (Job* job = find_work(index)) {
+      execute(job, index);
+      continue;
+    }
+    if (!idle(index, nullptr)) break;
+  }
+  t_state = {};
+}
+
+Job* Scheduler::find_work(std::uint32_t self) {
+  Participant& me = participants_[self];
+  if (mode() == Mode::Static) {
+    for (std::uint32_t q = 0; q < kPriorityCount; ++q) {
+      if (Job* job = me.mailbox[q].pop()) return job;
+    }
+    return nullptr;
+  }
+  return find_work_any(self);
+}
+
+Job* Scheduler::find_work_any(std::uint32_t self) {
+  Participant& me = participants_[self];
+  constexpr std::uint32_t high = priority_index(Priority::High);
+  constexpr std::uint32_t normal = priority_index(Priority::Normal);
+  if (high_queued_.load(std::memory_order_relaxed) > 0) {
+    Job* job = me.deque[high].pop();
+    if (job == nullptr) job = injection_[high].pop();
+    if (job == nullptr) job = steal_from_others(self, high);
+    if (job != nullptr) {
+      high_queued_.fetch_sub(1, std::memory_order_relaxed);
+      return job;
+    }
+  }
+  if (Job* job = me.deque[normal].pop()) return job;
+  if (Job* job = injection_[normal].pop()) return job;
+  if (Job* job = steal_from_others(self, normal)) return job;
+  // Static mode leaves jobs in mailboxes; when draining at shutdown, take those too.
+  for (std::uint32_t q = 0; q < kPriorityCount; ++q) {
+    if (Job* job = me.mailbox[q].pop()) return job;
+  }
+  return nullptr;
+}
+
+Job* Scheduler::steal_from_others(std::uint32_t self, std::uint32_t priority) {
+  const std::uint32_t n = worker_count_;
+  if (n <= 1) return nullptr;
+  Participant& me = participants_[self];
+  const std::uint32_t start = xorshift(me.rng) % n;
+  for (std::uint32_t k = 0; k < n; ++k) {
+    const std::uint32_t victim = (start + k) % n;
+    if (victim == self) continue;
+    WorkDeque& deque = participants_[victim].deque[priority];
+    if (deque.maybe_empty()) continue;
+    if (Job* job = deque.steal()) {
+      bump(stats_[self].steals, 1, true);
+      return job;
+    }
+  }
+  return nullptr;
+}
+
+bool Scheduler::has_work(std::uint32_t self) const {
+  if (mode() == Mode::Static) {
+    const Participant& me = participants_[self];
+    return !me.mailbox[0].maybe_empty() || !me.mailbox[1].maybe_empty();
+  }
+  if (mode() != Mode::Dynamic) return false;
+  return any_queued();
+}
+
+bool Scheduler::idle(std::uint32_t self, const Counter* counter) {
+  const std::uint64_t spin_ns = std::uint64_t{config_.spin_before_park_us} * 1000;
+  const std::uint64_t start = now_ns();
+  for (std::uint32_t i = 1;; ++i) {
+    if (counter != nullptr ? counter->done() : stopping_.load(std::memory_order_relaxed)) {
+      return counter != nullptr;
+    }
+    if (has_work(self)) return true;
+    cpu_relax();
+    if ((i & 31) == 0 && now_ns() - start >= spin_ns) break;
+  }
+
+  Participant& me = participants_[self];
+  const std::uint64_t bit = 1ull << self;
+  const std::uint32_t epoch = me.wake_epoch.load(std::memory_order_acquire);
+  if (counter != nullptr) waiting_.fetch_or(bit, std::memory_order_seq_cst);
+  parked_.fetch_or(bit, std::memory_order_seq_cst);
+  // Pairs with the fence every submitter and finisher issues before reading parked_/waiting_.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const bool stop = counter == nullptr && stopping_.load(std::memory_order_relaxed);
+  if (!stop && !has_work(self) && !(counter != nullptr && counter->done())) {
+    bump(stats_[self].parks, 1, true);
+    me.wake_epoch.wait(epoch, std::memory_order_acquire);
+  }
+  parked_.fetch_and(~bit, std::memory_order_relaxed);
+  if (counter != nullptr) waiting_.fetch_and(~bit, std::memory_order_relaxed);
+  return counter != nullptr || !stopping_.load(std::memory_order_relaxed);
+}
+
+void Scheduler::wake(std::uint32_t index) {
+  Participant& p = participants_[index];
+  p.wake_epoch.fetch_add(1, std::memory_order_release);
+  p.wake_epoch.notify_one();
+}
+
+void Scheduler::wake_one(std::uint32_t except) {
+  const std::uint64_t self_bit = except < 64 ? 1ull << except : 0;
+  std::uint64_t mask = parked_.load(std::memory_order_relaxed) & ~self_bit;
+  while (mask != 0) {
+    const std::uint32_t index = static_cast<std::uint32_t>(__builtin_ctzll(mask));
+    const std::uint64_t bit = 1ull << index;
+    // Clearing the bit ourselves stops several submitters from waking the same sleeper.
+    if ((parked_.fetch_and(~bit, std::memory_order_acq_rel) & bit) != 0) {
+      wake(index);
+      return;
+    }
+    mask &= ~bit;
+  }
+}
+
+void Scheduler::wake_waiters() {
+  std::uint64_t mask = waiting_.load(std::memory_order_relaxed);
+  while (mask != 0) {
+    const std::uint32_t index = static_cast<std::uint32_t>(__builtin_ctzll(mask));
+    mask &= mask - 1;
+    wake(index);
+  }
+}
+
+void Scheduler::push_threaded(Job* job, std::uint32_t self) {
+  const std::uint32_t q = priority_index(job->desc.priority);
+  if (mode() == Mode::Static) {
+    // Outside threads deal only to worker threads: participant 0 runs its mailbox only while it
+    // waits, and an outside thread cannot know whether it will.
+    const std::uint32_t target =
+        self < worker_count_ ? participants_[self].round_robin++ % worker_count_
+        : worker_count_ == 1 ? 0
+                             : 1 + external_round_robin_.fetch_add(1, std::memory_order_relaxed) %
+                                       (worker_count_ - 1);
+    if (!participants_[target].mailbox[q].push(job)) {
+      note_overflow("the target worker's mailbox is full", job->desc);
+      execute(job, self);
+      return;
+    }
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    const std::uint64_t bit = 1ull << target;
+    if (target != self && (parked_.load(std::memory_order_relaxed) & bit) != 0) {
+      parked_.fetch_and(~bit, std::memory_order_acq_rel);
+      wake(target);
+    }
+    return;
+  }
+
+  if (q == priority_index(Priority::High)) high_queued_.fetch_add(1, std::memory_order_relaxed);
+  bool queued = self < worker_count_ && participants_[self].deque[q].push(job);
+  if (!queued) queued = injection_[q].push(job);
+  if (!queued) {
+    if (q == priority_index(Priority::High)) high_queued_.fetch_sub(1, std::memory_order_relaxed);
+    note_overflow("the deque and the injection queue are full", job->desc);
+    execute(job, self);
+    return;
+  }
+  // Publish-then-check: pairs with the parker's fence in idle().
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (parked_.load(std::memory_order_relaxed) != 0) wake_one(self);
+}
+
+void Scheduler::wait_as_participant(Counter& counter, std::uint32_t self) {
+  while (!counter.done()) {
+    if (Job* job = find_work(self)) {
+      execute(job, self);
+      continue;
+    }
+    idle(self, &counter);
+  }
+}
+
+#endif  // SPINDLE_THREADS
+
+}  // namespace spindle::jobs::detail

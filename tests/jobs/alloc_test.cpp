@@ -1,0 +1,115 @@
+// Counts heap allocations: submitting and running jobs in steady state must allocate nothing.
+// This binary replaces the global operator new/delete, so it holds only these tests.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "spindle/jobs/job_system.h"
+#include "test_util.h"
+
+namespace {
+std::atomic<long> g_allocations{0};
+}
+
+void* operator new(std::size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) {
+  return operator new(size);
+}
+void* operator new(std::size_t size, std::align_val_t align) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  const std::size_t a = static_cast<std::size_t>(align);
+  if (void* p = std::aligned_alloc(a, (size + a - 1) / a * a)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size, std::align_val_t align) {
+  return operator new(size, align);
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
+
+namespace spindle::jobs {
+namespace {
+
+struct Payload {
+  double a[6];
+};
+
+void frame(JobSystem& js, std::atomic<long>& sink) {
+  Counter first;
+  Counter second;
+  Payload payload{{1, 2, 3, 4, 5, 6}};
+  for (int i = 0; i < 256; ++i) {
+    js.run(first, {"a", 1}, [&sink, payload] { sink.fetch_add(static_cast<long>(payload.a[5])); });
+  }
+  for (int i = 0; i < 64; ++i) {
+    js.run_after(first, second, {"b", 2, Priority::High}, [&sink] { sink.fetch_add(1); });
+  }
+  js.parallel_for(0, 10000, 256, [&sink](std::size_t i) {
+    if (i % 1000 == 0) sink.fetch_add(1);
+  });
+  js.wait(second);
+  js.wait(first);
+}
+
+class Allocations : public ::testing::TestWithParam<Mode> {};
+
+TEST_P(Allocations, SteadyStateFramesAllocateNothing) {
+  JobSystem js(test::config_for(GetParam(), 0));
+  std::atomic<long> sink{0};
+  for (int i = 0; i < 20; ++i) frame(js, sink);  // warm-up: thread-locals, oneTBB's internals
+  const long before = g_allocations.load();
+  for (int i = 0; i < 200; ++i) frame(js, sink);
+  const long during = g_allocations.load() - before;
+  EXPECT_EQ(during, 0) << "heap allocations over 200 frames (" << 200 * 330 << " jobs)";
+  EXPECT_EQ(sink.load(), 220L * (256 * 6 + 64 + 10));
+}
+
+// oneTBB allocates inside its own task machinery; it is a reference backend, not held to this.
+std::vector<Mode> own_modes() {
+  std::vector<Mode> modes;
+  for (Mode m : test::available_modes()) {
+    if (m != Mode::Tbb) modes.push_back(m);
+  }
+  return modes;
+}
+
+INSTANTIATE_TEST_SUITE_P(OwnModes, Allocations, ::testing::ValuesIn(own_modes()),
+                         [](const auto& info) { return test::mode_name(info.param); });
+
+TEST(Allocations, CountingWorks) {
+  const long before = g_allocations.load();
+  auto* p = new int(3);
+  delete p;
+  EXPECT_EQ(g_allocations.load() - before, 1);
+}
+
+}  // namespace
+}  // namespace spindle::jobs

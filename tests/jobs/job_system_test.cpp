@@ -1,0 +1,455 @@
+#include "spindle/jobs/job_system.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+#if SPINDLE_THREADS
+#include <thread>
+#endif
+
+namespace spindle::jobs {
+namespace {
+
+using test::config_for;
+
+class JobSystemModes : public ::testing::TestWithParam<Mode> {};
+
+TEST_P(JobSystemModes, RunsEveryJobExactlyOnce) {
+  JobSystem js(config_for(GetParam(), 4));
+  constexpr int kJobs = 5000;
+  std::vector<std::atomic<int>> runs(kJobs);
+  Counter counter;
+  for (int i = 0; i < kJobs; ++i) {
+    js.run(counter, {"count"}, [&runs, i] { runs[i].fetch_add(1, std::memory_order_relaxed); });
+  }
+  js.wait(counter);
+  EXPECT_TRUE(counter.done());
+  for (int i = 0; i < kJobs; ++i) ASSERT_EQ(runs[i].load(), 1) << "job " << i;
+}
+
+TEST_P(JobSystemModes, RunAfterStartsOnlyWhenDependencyIsDone) {
+  JobSystem js(config_for(GetParam(), 4));
+  std::atomic<int> first_done{0};
+  std::atomic<int> violations{0};
+  std::atomic<int> second_runs{0};
+  Counter first;
+  Counter second;
+  for (int i = 0; i < 64; ++i) {
+    js.run(first, {"first"}, [&] { first_done.fetch_add(1); });
+  }
+  for (int i = 0; i < 64; ++i) {
+    js.run_after(first, second, {"second"}, [&] {
+      if (first_done.load() != 64) violations.fetch_add(1);
+      second_runs.fetch_add(1);
+    });
+  }
+  js.wait(second);
+  EXPECT_EQ(violations.load(), 0);
+  EXPECT_EQ(second_runs.load(), 64);
+}
+
+TEST_P(JobSystemModes, RunAfterAnAlreadyFinishedCounterRunsImmediately) {
+  JobSystem js(config_for(GetParam(), 2));
+  Counter finished;  // nothing was ever submitted on it
+  Counter after;
+  std::atomic<bool> ran{false};
+  js.run_after(finished, after, {"after"}, [&] { ran = true; });
+  js.wait(after);
+  EXPECT_TRUE(ran.load());
+}
+
+TEST_P(JobSystemModes, LongContinuationChainKeepsOrder) {
+  JobSystem js(config_for(GetParam(), 4));
+  constexpr int kLinks = 200;
+  std::vector<Counter> links(kLinks);
+  std::vector<int> order;
+  order.reserve(kLinks);
+  js.run(links[0], {"link"}, [&] { order.push_back(0); });
+  for (int i = 1; i < kLinks; ++i) {
+    js.run_after(links[i - 1], links[i], {"link"}, [&order, i] { order.push_back(i); });
+  }
+  js.wait(links[kLinks - 1]);
+  ASSERT_EQ(order.size(), static_cast<std::size_t>(kLinks));
+  for (int i = 0; i < kLinks; ++i) EXPECT_EQ(order[i], i);
+}
+
+TEST_P(JobSystemModes, ParallelForCoversEveryIndexOnceForOddSizesAndGrains) {
+  JobSystem js(config_for(GetParam(), 4));
+  for (std::size_t size : {0u, 1u, 2u, 3u, 7u, 97u, 1000u, 4099u, 65537u}) {
+    for (std::size_t grain : {0u, 1u, 3u, 64u, 1000u, 100000u}) {
+      std::vector<std::atomic<std::uint8_t>> hits(size + 2);
+      js.parallel_for(1, size + 1, grain, [&](std::size_t i) { hits[i].fetch_add(1); });
+      ASSERT_EQ(hits[0].load(), 0);
+      ASSERT_EQ(hits[size + 1].load(), 0);
+      for (std::size_t i = 1; i <= size; ++i) {
+        ASSERT_EQ(hits[i].load(), 1) << "size " << size << " grain " << grain << " index " << i;
+      }
+    }
+  }
+}
+
+TEST_P(JobSystemModes, ParallelForRangeHonoursGrainAndIsDisjoint) {
+  JobSystem js(config_for(GetParam(), 4));
+  constexpr std::size_t kSize = 10007;
+  constexpr std::size_t kGrain = 100;
+  std::vector<std::atomic<std::uint8_t>> hits(kSize);
+  std::atomic<std::size_t> longest{0};
+  js.parallel_for_range(0, kSize, kGrain, [&](std::size_t b, std::size_t e) {
+    std::size_t seen = longest.load();
+    while (e - b > seen && !longest.compare_exchange_weak(seen, e - b)) {
+    }
+    for (std::size_t i = b; i < e; ++i) hits[i].fetch_add(1);
+  });
+  for (std::size_t i = 0; i < kSize; ++i) ASSERT_EQ(hits[i].load(), 1) << i;
+  if (GetParam() == Mode::Dynamic || GetParam() == Mode::Tbb) {
+    EXPECT_LE(longest.load(), kGrain);
+  }
+}
+
+TEST_P(JobSystemModes, NonBlockingParallelForCountsOnTheCounter) {
+  JobSystem js(config_for(GetParam(), 4));
+  std::vector<int> data(50000, 1);
+  auto body = [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) data[i] *= 3;
+  };
+  Counter counter;
+  js.parallel_for_range(counter, 0, data.size(), 512, body);
+  js.wait(counter);
+  EXPECT_EQ(std::accumulate(data.begin(), data.end(), 0), 150000);
+}
+
+int fib_serial(int n) {
+  return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2);
+}
+
+int fib_jobs(JobSystem& js, int n) {
+  if (n < 12) return fib_serial(n);
+  int a = 0;
+  int b = 0;
+  Counter counter;
+  js.run(counter, {"fib"}, [&] { a = fib_jobs(js, n - 1); });
+  b = fib_jobs(js, n - 2);
+  js.wait(counter);  // nested wait inside a job
+  return a + b;
+}
+
+TEST_P(JobSystemModes, NestedWaitsInsideJobs) {
+  JobSystem js(config_for(GetParam(), 4));
+  EXPECT_EQ(fib_jobs(js, 22), fib_serial(22));
+}
+
+TEST_P(JobSystemModes, ExceptionIsRethrownAtWaitAndCounterIsReusable) {
+  JobSystem js(config_for(GetParam(), 4));
+  Counter counter;
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 32; ++i) {
+    js.run(counter, {"may_throw"}, [&, i] {
+      ran.fetch_add(1);
+      if (i == 7) throw std::runtime_error("job 7 failed");
+    });
+  }
+  try {
+    js.wait(counter);
+    FAIL() << "wait() should rethrow";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "job 7 failed");
+  }
+  EXPECT_EQ(ran.load(), 32) << "the other jobs still ran";
+  js.run(counter, {"fine"}, [&] { ran.fetch_add(1); });
+  EXPECT_NO_THROW(js.wait(counter));
+  EXPECT_EQ(ran.load(), 33);
+}
+
+TEST_P(JobSystemModes, SecondExceptionIsCountedAsDropped) {
+  JobSystem js(config_for(GetParam(), 2));
+  Counter counter;
+  for (int i = 0; i < 2; ++i) {
+    js.run(counter, {"throws"}, [] { throw std::logic_error("boom"); });
+  }
+  EXPECT_THROW(js.wait(counter), std::logic_error);
+  EXPECT_EQ(js.stats().exceptions_dropped, 1u);
+}
+
+TEST_P(JobSystemModes, OverCapacityRunsInlineAndIsCounted) {
+  Config config = config_for(GetParam(), 2);
+  config.jobs_per_worker = 64;  // the minimum
+  JobSystem js(config);
+  std::atomic<int> ran{0};
+  Counter counter;
+  // Far more jobs than the 64 slots of the pool: the excess runs inline, none is lost.
+  for (int i = 0; i < 500; ++i) js.run(counter, {"many"}, [&] { ran.fetch_add(1); });
+  js.wait(counter);
+  EXPECT_EQ(ran.load(), 500);
+  // A callable bigger than capture_bytes always runs inline.
+  std::array<char, 200> big{};
+  big[0] = 1;
+  const std::uint64_t before = js.stats().inline_overflows;
+  js.run(counter, {"big"}, [big, &ran] { ran.fetch_add(big[0]); });
+  js.wait(counter);
+  EXPECT_EQ(ran.load(), 501);
+  EXPECT_EQ(js.stats().inline_overflows, before + 1);
+}
+
+TEST_P(JobSystemModes, HighPriorityJobsRunAndAreTimedPerTag) {
+  JobSystem js(config_for(GetParam(), 4));
+  js.reset_stats();
+  Counter counter;
+  std::atomic<int> high{0};
+  std::atomic<int> normal{0};
+  for (int i = 0; i < 300; ++i) {
+    js.run(counter, {"high", 5, Priority::High}, [&] { high.fetch_add(1); });
+    js.run(counter, {"normal", 6, Priority::Normal}, [&] { normal.fetch_add(1); });
+  }
+  js.wait(counter);
+  EXPECT_EQ(high.load(), 300);
+  EXPECT_EQ(normal.load(), 300);
+  EXPECT_EQ(js.tag_stats(5).jobs, 300u);
+  EXPECT_EQ(js.tag_stats(6).jobs, 300u);
+  std::uint64_t jobs = 0;
+  for (std::uint32_t w = 0; w <= js.worker_count(); ++w) jobs += js.worker_stats(w).jobs;
+  EXPECT_EQ(jobs, 600u);
+}
+
+TEST_P(JobSystemModes, TagTimeMeasuresWorkDone) {
+  JobSystem js(config_for(GetParam(), 2));
+  js.reset_stats();
+  Counter counter;
+  for (int i = 0; i < 8; ++i) {
+    js.run(counter, {"busy", 9}, [] {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    });
+  }
+  js.wait(counter);
+  const TagStats tag = js.tag_stats(9);
+  EXPECT_EQ(tag.jobs, 8u);
+  // 8 jobs of at least 2 ms each: at least 16 ms in total, and not absurdly more.
+  EXPECT_GE(tag.total_ns, 15'000'000u);
+  EXPECT_LT(tag.total_ns, 5'000'000'000u);
+}
+
+struct HookLog {
+  std::atomic<int> begins{0};
+  std::atomic<int> ends{0};
+  std::atomic<int> named{0};
+};
+
+TEST_P(JobSystemModes, HooksSeeEveryJobWithItsName) {
+  JobSystem js(config_for(GetParam(), 4));
+  HookLog log;
+  JobHooks hooks;
+  hooks.user = &log;
+  hooks.on_begin = [](void* user, const JobDesc& desc, std::uint32_t) {
+    auto* l = static_cast<HookLog*>(user);
+    l->begins.fetch_add(1);
+    if (std::string(desc.name) == "hooked") l->named.fetch_add(1);
+  };
+  hooks.on_end = [](void* user, const JobDesc&, std::uint32_t) {
+    static_cast<HookLog*>(user)->ends.fetch_add(1);
+  };
+  js.set_hooks(hooks);
+  Counter counter;
+  for (int i = 0; i < 100; ++i) js.run(counter, {"hooked"}, [] {});
+  js.wait(counter);
+  js.set_hooks({});
+  EXPECT_EQ(log.begins.load(), 100);
+  EXPECT_EQ(log.ends.load(), 100);
+  EXPECT_EQ(log.named.load(), 100);
+}
+
+TEST_P(JobSystemModes, DetachedJobsFinishBeforeShutdown) {
+  std::atomic<int> ran{0};
+  {
+    JobSystem js(config_for(GetParam(), 4));
+    for (int i = 0; i < 1000; ++i) js.run_detached({"detached"}, [&] { ran.fetch_add(1); });
+  }
+  EXPECT_EQ(ran.load(), 1000);
+}
+
+TEST_P(JobSystemModes, NonTrivialCapturesAreDestroyed) {
+  JobSystem js(config_for(GetParam(), 2));
+  auto shared = std::make_shared<int>(42);
+  Counter counter;
+  std::atomic<int> sum{0};
+  for (int i = 0; i < 50; ++i) {
+    js.run(counter, {"shared"}, [shared, &sum] { sum.fetch_add(*shared); });
+  }
+  js.wait(counter);
+  EXPECT_EQ(sum.load(), 50 * 42);
+  EXPECT_EQ(shared.use_count(), 1) << "every captured copy was destroyed";
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModes, JobSystemModes, ::testing::ValuesIn(test::available_modes()),
+                         [](const auto& info) { return test::mode_name(info.param); });
+
+TEST(JobSystem, ParsesModeNames) {
+  Mode m = Mode::Single;
+  EXPECT_TRUE(parse_mode("dynamic", m));
+  EXPECT_EQ(m, Mode::Dynamic);
+  EXPECT_TRUE(parse_mode("static", m));
+  EXPECT_EQ(m, Mode::Static);
+  EXPECT_FALSE(parse_mode("Dynamic", m));
+  EXPECT_FALSE(parse_mode("", m));
+  EXPECT_EQ(m, Mode::Static) << "unchanged on failure";
+}
+
+TEST(JobSystem, SwitchesModesBetweenFrames) {
+  JobSystem js(config_for(Mode::Single, 4));
+  std::atomic<int> ran{0};
+  for (Mode m : test::available_modes()) {
+    js.set_mode(m);
+    EXPECT_EQ(js.mode(), m);
+    Counter counter;
+    for (int i = 0; i < 200; ++i) js.run(counter, {"frame"}, [&] { ran.fetch_add(1); });
+    js.wait(counter);
+  }
+  EXPECT_EQ(ran.load(), 200 * static_cast<int>(test::available_modes().size()));
+}
+
+TEST(JobSystem, SingleModeRunsInSubmissionOrderOnTheCallingThread) {
+  JobSystem js(config_for(Mode::Single, 4));
+  std::vector<int> order;
+  Counter counter;
+  for (int i = 0; i < 10; ++i) {
+    js.run(counter, {"ordered"}, [&order, i] { order.push_back(i); });
+  }
+  js.wait(counter);
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(js.current_worker(), 0u);
+}
+
+#if SPINDLE_THREADS
+
+TEST(JobSystem, ExternalThreadsSubmitConcurrently) {
+  for (Mode mode : {Mode::Static, Mode::Dynamic}) {
+    JobSystem js(config_for(mode, 3));
+    constexpr int kThreads = 4;
+    constexpr int kPerThread = 5000;
+    std::atomic<int> ran{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&] {
+        EXPECT_EQ(js.current_worker(), kExternalThread);
+        Counter counter;
+        for (int i = 0; i < kPerThread; ++i) {
+          js.run(counter, {"external"}, [&] { ran.fetch_add(1, std::memory_order_relaxed); });
+        }
+        js.wait(counter);
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(ran.load(), kThreads * kPerThread) << to_string(mode);
+  }
+}
+
+TEST(JobSystem, NoLostWakeUpsAfterWorkersPark) {
+  // Workers park after spinning; an outside thread (which cannot help) submits one job each time.
+  // A lost wake-up would leave the job unrun forever: the watchdog turns that into a failure.
+  Config config = config_for(Mode::Dynamic, 3);
+  config.spin_before_park_us = 1;
+  JobSystem js(config);
+  std::atomic<bool> finished{false};
+  std::atomic<int> ran{0};
+  const int rounds = static_cast<int>(2000 * test::stress_scale()) + 10;
+  std::thread submitter([&] {
+    auto parks = [&] { return js.worker_stats(1).parks + js.worker_stats(2).parks; };
+    for (int r = 0; r < rounds; ++r) {
+      const std::uint64_t parks_before = parks();
+      Counter counter;
+      js.run(counter, {"wake"}, [&] { ran.fetch_add(1); });
+      js.wait(counter);
+      // Most rounds, let the worker that ran the job park again before the next submission.
+      if (r % 4 != 0) {
+        for (int spin = 0; spin < 100000 && parks() <= parks_before; ++spin) {
+          std::this_thread::yield();
+        }
+      }
+    }
+    finished = true;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!finished.load() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(finished.load()) << "a job was never picked up: lost wake-up";
+  submitter.join();
+  EXPECT_EQ(ran.load(), rounds);
+  EXPECT_GT(js.worker_stats(1).parks + js.worker_stats(2).parks, 0u);
+}
+
+TEST(JobSystem, ShutdownWhileBusyFinishesEverything) {
+  std::atomic<int> ran{0};
+  for (Mode mode : {Mode::Static, Mode::Dynamic}) {
+    ran = 0;
+    {
+      JobSystem js(config_for(mode, 4));
+      for (int i = 0; i < 2000; ++i) {
+        js.run_detached({"busy"}, [&js, &ran] {
+          ran.fetch_add(1);
+          // Jobs that submit more work while shutdown is draining.
+          js.run_detached({"child"}, [&ran] { ran.fetch_add(1); });
+        });
+      }
+    }
+    EXPECT_EQ(ran.load(), 4000) << to_string(mode);
+  }
+}
+
+TEST(JobSystem, ShutdownWhileIdleIsClean) {
+  for (int i = 0; i < 20; ++i) {
+    JobSystem js(config_for(Mode::Dynamic, 4));
+    if (i % 2 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  SUCCEED();
+}
+
+TEST(JobSystem, StealsHappenInDynamicButNotStatic) {
+  for (Mode mode : {Mode::Static, Mode::Dynamic}) {
+    JobSystem js(config_for(mode, 2));
+    js.reset_stats();
+    Counter counter;
+    for (int i = 0; i < 200; ++i) {
+      js.run(counter, {"spin"}, [] {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+      });
+    }
+    js.wait(counter);
+    std::uint64_t steals = js.worker_stats(0).steals + js.worker_stats(1).steals;
+    if (mode == Mode::Static) {
+      EXPECT_EQ(steals, 0u);
+    } else {
+      EXPECT_GT(steals, 0u);
+    }
+  }
+}
+
+TEST(JobSystem, IdleEngineBurnsNoCpu) {
+  JobSystem js(config_for(Mode::Dynamic, 0));
+  Counter counter;
+  for (int i = 0; i < 100; ++i) js.run(counter, {"warm"}, [] {});
+  js.wait(counter);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let the workers park
+  const std::clock_t before = std::clock();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const double cpu_ms = 1000.0 * static_cast<double>(std::clock() - before) / CLOCKS_PER_SEC;
+  // Parked workers sleep on a futex: well under 1% of one core over 300 ms.
+  EXPECT_LT(cpu_ms, 3.0);
+}
+
+#endif  // SPINDLE_THREADS
+
+}  // namespace
+}  // namespace spindle::jobs

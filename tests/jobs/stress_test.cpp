@@ -1,0 +1,156 @@
+// Stress: random dependency graphs of about a million jobs in every mode. Each job checks that
+// the batch it depends on had fully finished and that it runs exactly once.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "spindle/jobs/job_system.h"
+#include "test_util.h"
+
+#if SPINDLE_THREADS
+#include <thread>
+#endif
+
+namespace spindle::jobs {
+namespace {
+
+// A batch is a set of jobs counted on one counter. Batch k starts after batch parent[k] (a random
+// earlier batch, or none), so the batches form a random forest of dependencies; some jobs spawn
+// children into their own batch while it runs.
+struct Graph {
+  std::vector<int> parent;
+  std::vector<int> jobs;      // jobs submitted up front per batch
+  std::vector<int> children;  // jobs spawned from inside the batch's first job
+  int total = 0;
+};
+
+Graph make_graph(std::uint32_t seed, int target_jobs) {
+  std::mt19937 rng(seed);
+  Graph g;
+  while (g.total < target_jobs) {
+    const int k = static_cast<int>(g.parent.size());
+    std::uniform_int_distribution<int> parent_pick(-1, k - 1);
+    std::uniform_int_distribution<int> size_pick(1, 600);
+    std::uniform_int_distribution<int> child_pick(0, 40);
+    g.parent.push_back(k == 0 ? -1 : parent_pick(rng));
+    g.jobs.push_back(size_pick(rng));
+    g.children.push_back(child_pick(rng));
+    g.total += g.jobs.back() + g.children.back();
+  }
+  return g;
+}
+
+struct Batch {
+  Counter counter;
+  std::atomic<int> finished{0};
+  int expected = 0;
+};
+
+void run_graph(JobSystem& js, const Graph& g, std::vector<std::atomic<std::uint8_t>>& runs) {
+  const int batches = static_cast<int>(g.parent.size());
+  auto state = std::make_unique<Batch[]>(batches);
+  std::atomic<int> violations{0};
+  std::vector<int> first_index(batches + 1, 0);
+  for (int k = 0; k < batches; ++k) {
+    first_index[k + 1] = first_index[k] + g.jobs[k] + g.children[k];
+    state[k].expected = g.jobs[k] + g.children[k];
+  }
+  Counter none;
+  for (int k = 0; k < batches; ++k) {
+    Counter& dependency = g.parent[k] < 0 ? none : state[g.parent[k]].counter;
+    const Batch* parent = g.parent[k] < 0 ? nullptr : &state[g.parent[k]];
+    Batch& batch = state[k];
+    for (int j = 0; j < g.jobs[k]; ++j) {
+      const int id = first_index[k] + j;
+      const int spawn = j == 0 ? g.children[k] : 0;
+      const int child_base = first_index[k] + g.jobs[k];
+      js.run_after(dependency, batch.counter, {"graph", 1},
+                   [&js, &runs, &violations, &batch, parent, id, spawn, child_base] {
+                     if (parent != nullptr && parent->finished.load() != parent->expected) {
+                       violations.fetch_add(1);
+                     }
+                     for (int c = 0; c < spawn; ++c) {
+                       const int child = child_base + c;
+                       js.run(batch.counter, {"child", 2}, [&runs, &batch, child] {
+                         runs[child].fetch_add(1, std::memory_order_relaxed);
+                         batch.finished.fetch_add(1);
+                       });
+                     }
+                     runs[id].fetch_add(1, std::memory_order_relaxed);
+                     batch.finished.fetch_add(1);
+                   });
+    }
+  }
+  for (int k = 0; k < batches; ++k) js.wait(state[k].counter);
+  EXPECT_EQ(violations.load(), 0) << "a job started before its dependency finished";
+}
+
+class Stress : public ::testing::TestWithParam<Mode> {};
+
+TEST_P(Stress, RandomDependencyGraphsRunEveryJobOnceAfterItsDependencies) {
+  const int target = static_cast<int>(1'000'000 * test::stress_scale());
+  Config config = test::config_for(GetParam(), 0);
+  config.jobs_per_worker = 1u << 17;  // the whole graph may sit in continuation lists at once
+  JobSystem js(config);
+  int total = 0;
+  for (std::uint32_t seed = 1; total < target; ++seed) {
+    const Graph g = make_graph(seed, std::min(200'000, target - total));
+    std::vector<std::atomic<std::uint8_t>> runs(g.total);
+    run_graph(js, g, runs);
+    for (int i = 0; i < g.total; ++i)
+      ASSERT_EQ(runs[i].load(), 1) << "seed " << seed << " job " << i;
+    total += g.total;
+  }
+  EXPECT_GE(total, target);
+}
+
+TEST_P(Stress, ParallelForRepeatedWithRandomSizes) {
+  JobSystem js(test::config_for(GetParam(), 0));
+  std::mt19937 rng(7);
+  const int rounds = static_cast<int>(300 * test::stress_scale()) + 5;
+  std::vector<std::atomic<std::uint8_t>> hits(20000);
+  for (int r = 0; r < rounds; ++r) {
+    const std::size_t size = std::uniform_int_distribution<std::size_t>(0, hits.size())(rng);
+    const std::size_t grain = std::uniform_int_distribution<std::size_t>(0, 700)(rng);
+    for (auto& h : hits) h.store(0, std::memory_order_relaxed);
+    js.parallel_for(0, size, grain, [&](std::size_t i) { hits[i].fetch_add(1); });
+    for (std::size_t i = 0; i < hits.size(); ++i) {
+      ASSERT_EQ(hits[i].load(), i < size ? 1 : 0) << "round " << r << " index " << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModes, Stress, ::testing::ValuesIn(test::available_modes()),
+                         [](const auto& info) { return test::mode_name(info.param); });
+
+#if SPINDLE_THREADS
+TEST(StressThreads, SeveralOutsideSubmittersWithNestedWaits) {
+  JobSystem js(test::config_for(Mode::Dynamic, 0));
+  constexpr int kThreads = 4;
+  const int per_thread = static_cast<int>(20000 * test::stress_scale()) + 100;
+  std::atomic<int> ran{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      Counter outer;
+      for (int i = 0; i < per_thread / 10; ++i) {
+        js.run(outer, {"outer"}, [&] {
+          Counter inner;
+          for (int c = 0; c < 9; ++c) js.run(inner, {"inner"}, [&] { ran.fetch_add(1); });
+          js.wait(inner);
+          ran.fetch_add(1);
+        });
+      }
+      js.wait(outer);
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ran.load(), kThreads * (per_thread / 10) * 10);
+}
+#endif
+
+}  // namespace
+}  // namespace spindle::jobs
