@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what Spindle needs to build and test on Debian 12, and nothing that is already there.
+# Run as root (or with sudo available). Prints what it does; a no-op when everything is present.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config clang-format  # toolchain
+  libsdl2-dev libbullet-dev libglm-dev                       # platform, physics, math
+  libtbb-dev                                                 # oneTBB reference backend
+  googletest libgtest-dev libgmock-dev libbenchmark-dev      # tests and benchmarks
+  libinih-dev nlohmann-json3-dev libcli11-dev                # config, JSON, command lines
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "bootstrap: all ${#packages[@]} packages present, nothing to do"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" != "0" ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+    echo "bootstrap: missing packages (${missing[*]}) and not root: run as root" >&2
+    exit 1
+  fi
+fi
+
+echo "bootstrap: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update
+$sudo apt-get install -y --no-install-recommends "${missing[@]}"
+echo "bootstrap: done"

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The project's front door. Each command installs what is missing first (./bootstrap.sh).
+#
+#   ./spindle.sh run     build Release and run the job-system benchmark comparison (the main job
+#                        until the load-test harness lands): Spindle vs oneTBB vs serial, a table
+#   ./spindle.sh test    build and run the whole test suite (what CI runs)
+#   ./spindle.sh tsan    build the tsan preset and run the job-system tests under ThreadSanitizer
+#
+# Builds go to build/<preset>. CI=true turns warnings into errors.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+jobs=$(nproc 2>/dev/null || echo 2)
+werror=()
+if [ "${CI:-}" = "true" ]; then werror=(-DSPINDLE_WERROR=ON); fi
+
+build() {  # build <preset> [targets...]
+  local preset=$1; shift
+  cmake --preset "$preset" "${werror[@]}" >/dev/null
+  if (($#)); then
+    cmake --build --preset "$preset" -j "$jobs" --target "$@"
+  else
+    cmake --build --preset "$preset" -j "$jobs"
+  fi
+}
+
+case "${1:-}" in
+  run)
+    ./bootstrap.sh
+    build release spindle_bench_jobs
+    shift
+    ./build/release/bench/spindle_bench_jobs "$@"
+    ;;
+  test)
+    ./bootstrap.sh
+    build release
+    ctest --preset release -j "$jobs"
+    ;;
+  tsan)
+    ./bootstrap.sh
+    build tsan spindle_jobs_test spindle_jobs_stress_test spindle_jobs_alloc_test
+    # Stress sizes shrink under TSan's ~10x slowdown; halt_on_error makes a race fail the run.
+    SPINDLE_STRESS_SCALE=${SPINDLE_STRESS_SCALE:-0.1} TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
+      ctest --preset tsan -L jobs -j "$jobs"
+    ;;
+  *)
+    sed -n '2,10p' "$0"
+    exit 2
+    ;;
+esac
