@@ -5,6 +5,7 @@
 #                        until the load-test harness lands): Spindle vs oneTBB vs serial, a table
 #   ./spindle.sh test    build and run the whole test suite (what CI runs)
 #   ./spindle.sh tsan    build the tsan preset and run the job-system tests under ThreadSanitizer
+#   ./spindle.sh nothreads  build with SPINDLE_THREADS=OFF (single mode only) and run its tests
 #
 # Builds go to build/<preset>. CI=true turns warnings into errors.
 set -euo pipefail
@@ -43,8 +44,13 @@ case "${1:-}" in
     SPINDLE_STRESS_SCALE=${SPINDLE_STRESS_SCALE:-0.1} TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
       ctest --preset tsan -L jobs -j "$jobs"
     ;;
+  nothreads)
+    ./bootstrap.sh
+    build nothreads
+    ctest --preset nothreads -j "$jobs"
+    ;;
   *)
-    sed -n '2,10p' "$0"
+    sed -n '2,11p' "$0"
     exit 2
     ;;
 esac

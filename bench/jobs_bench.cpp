@@ -91,7 +91,10 @@ void empty_tbb(benchmark::State& state) {
 constexpr std::size_t kFloats = 10'000'000;
 constexpr int kSweeps = 100;
 
-void light_update(float* x, std::size_t begin, std::size_t end) {
+// noipa: every contender calls this same out-of-line loop, so the serial baseline cannot be
+// fused across sweeps or vectorised differently from the sub-range calls (DESIGN.md, "Fair
+// benchmarks").
+__attribute__((noipa)) void light_update(float* x, std::size_t begin, std::size_t end) {
   for (std::size_t i = begin; i < end; ++i) x[i] = x[i] * 0.999f + 0.5f;
 }
 

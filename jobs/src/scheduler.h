@@ -115,7 +115,9 @@ class Scheduler {
   // Mode-independent entry points used by JobSystem.
   Job* acquire();
   void submit(Job* job, Counter* dependency);
-  void execute(Job* job, std::uint32_t worker);
+  // Runs a job on participant `worker` (hooks, timing, exceptions, counter). `start` is the tick
+  // it started at, or 0 to read the clock now; returns the tick it ended at.
+  std::uint64_t execute(Job* job, std::uint32_t worker, std::uint64_t start);
   // Runs a job that could not be queued, after its dependency (if any) is done.
   void run_inline(Job* job, Counter* dependency);
   // wait() rethrows the counter's captured exception; wait_for() only waits.

@@ -68,7 +68,7 @@ tbb::task_group& TbbBackend::group_for(Counter* counter) {
 void TbbBackend::push(Job* job) {
   group_for(job->counter).run([this, job] {
     const int index = tbb::this_task_arena::current_thread_index();
-    scheduler_.execute(job, index >= 0 ? static_cast<std::uint32_t>(index) : kExternalThread);
+    scheduler_.execute(job, index >= 0 ? static_cast<std::uint32_t>(index) : kExternalThread, 0);
   });
 }
 
