@@ -4,7 +4,8 @@
 #   ./spindle.sh run     build Release and run the job-system benchmark comparison (the main job
 #                        until the load-test harness lands): Spindle vs oneTBB vs serial, a table
 #   ./spindle.sh test    build and run the whole test suite (what CI runs)
-#   ./spindle.sh tsan    build the tsan preset and run the job-system tests under ThreadSanitizer
+#   ./spindle.sh tsan    build the tsan preset and run the tests under ThreadSanitizer
+#   ./spindle.sh asan    build the asan preset and run the tests under AddressSanitizer + UBSan
 #   ./spindle.sh nothreads  build with SPINDLE_THREADS=OFF (single mode only) and run its tests
 #
 # Builds go to build/<preset>. CI=true turns warnings into errors.
@@ -39,10 +40,15 @@ case "${1:-}" in
     ;;
   tsan)
     ./bootstrap.sh
-    build tsan spindle_jobs_test spindle_jobs_stress_test spindle_jobs_alloc_test
+    build tsan
     # Stress sizes shrink under TSan's ~10x slowdown; halt_on_error makes a race fail the run.
     SPINDLE_STRESS_SCALE=${SPINDLE_STRESS_SCALE:-0.1} TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
-      ctest --preset tsan -L jobs -j "$jobs"
+      ctest --preset tsan -j "$jobs"
+    ;;
+  asan)
+    ./bootstrap.sh
+    build asan
+    SPINDLE_STRESS_SCALE=${SPINDLE_STRESS_SCALE:-0.3} ctest --preset asan -j "$jobs"
     ;;
   nothreads)
     ./bootstrap.sh
@@ -50,7 +56,7 @@ case "${1:-}" in
     ctest --preset nothreads -j "$jobs"
     ;;
   *)
-    sed -n '2,11p' "$0"
+    sed -n '2,12p' "$0"
     exit 2
     ;;
 esac

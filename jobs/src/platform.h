@@ -2,6 +2,7 @@
 // Private to jobs/.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 
@@ -35,6 +36,18 @@ inline void cpu_relax() {
   _mm_pause();
 #elif defined(__aarch64__)
   asm volatile("yield");
+#endif
+}
+
+// A full memory barrier for the publish-then-check handshakes (see scheduler.h, "Parking").
+// ThreadSanitizer does not model fences and g++ rejects them under -fsanitize=thread
+// (-Wtsan); there a seq_cst read-modify-write, also a full barrier on the hardware, stands in.
+inline void full_fence() {
+#if defined(__SANITIZE_THREAD__)
+  static std::atomic<std::uint32_t> barrier{0};
+  barrier.fetch_add(0, std::memory_order_seq_cst);
+#else
+  std::atomic_thread_fence(std::memory_order_seq_cst);
 #endif
 }
 

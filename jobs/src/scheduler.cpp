@@ -320,7 +320,7 @@ void Scheduler::finish(Counter* counter) {
   counter->state_.fetch_and(~Counter::kFinalizing, std::memory_order_acq_rel);
   run_list(list);
 #if SPINDLE_THREADS
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  full_fence();
   if (waiting_.load(std::memory_order_relaxed) != 0) wake_waiters();
 #endif
 }
@@ -662,7 +662,7 @@ bool Scheduler::idle(std::uint32_t self, const Counter* counter) {
   if (counter != nullptr) waiting_.fetch_or(bit, std::memory_order_seq_cst);
   parked_.fetch_or(bit, std::memory_order_seq_cst);
   // Pairs with the fence every submitter and finisher issues before reading parked_/waiting_.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  full_fence();
   const bool stop = counter == nullptr && stopping_.load(std::memory_order_relaxed);
   if (!stop && !has_work(self) && !(counter != nullptr && counter->done())) {
     bump(stats_[self].parks, 1, true);
@@ -718,7 +718,7 @@ void Scheduler::push_threaded(Job* job, std::uint32_t self) {
       execute(job, self, 0);
       return;
     }
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    full_fence();
     const std::uint64_t bit = 1ull << target;
     if (target != self && (parked_.load(std::memory_order_relaxed) & bit) != 0) {
       parked_.fetch_and(~bit, std::memory_order_acq_rel);
@@ -737,7 +737,7 @@ void Scheduler::push_threaded(Job* job, std::uint32_t self) {
     return;
   }
   // Publish-then-check: pairs with the parker's fence in idle().
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  full_fence();
   if (parked_.load(std::memory_order_relaxed) != 0) wake_one(self);
 }
 

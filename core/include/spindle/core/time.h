@@ -1,0 +1,124 @@
+// Clocks: real (wall) time, game time with pause / scale / single-step, and the fixed-step
+// accumulator that turns frame deltas into simulation steps.
+//
+// Usage:
+//
+//   spindle::core::RealClock real;                       // steady, starts at 0 on construction
+//   spindle::core::GameClock game;                       // fixed step 1/60 s by default
+//   spindle::core::FixedStep fixed(game.fixed_step_ns()); // at most 8 steps per frame
+//   std::uint64_t last = real.now_ns();
+//   for (;;) {
+//     std::uint64_t now = real.now_ns();
+//     std::int64_t dt = game.advance(static_cast<std::int64_t>(now - last));  // 0 while paused
+//     last = now;
+//     for (std::uint32_t n = fixed.add(dt); n > 0; --n) simulate(fixed.step_ns());
+//     render(fixed.alpha());                             // blend previous and current state
+//   }
+//   game.pause(); game.step();                           // next advance() yields one fixed step
+//
+// Game time is kept in integer nanoseconds so that it adds up identically in every job mode.
+#pragma once
+
+#include <cstdint>
+
+namespace spindle::core {
+
+inline constexpr std::int64_t kNsPerSecond = 1'000'000'000;
+
+// Nanoseconds of the steady (monotonic) clock, from an arbitrary origin.
+std::uint64_t monotonic_ns();
+
+inline constexpr double ns_to_seconds(std::int64_t ns) {
+  return static_cast<double>(ns) * 1e-9;
+}
+inline constexpr std::int64_t seconds_to_ns(double s) {
+  return static_cast<std::int64_t>(s * 1e9 + (s >= 0 ? 0.5 : -0.5));
+}
+
+// Steady clock reading nanoseconds since its construction (or the last restart()).
+class RealClock {
+ public:
+  RealClock() : start_ns_(monotonic_ns()) {}
+  std::uint64_t now_ns() const { return monotonic_ns() - start_ns_; }
+  double now_seconds() const { return ns_to_seconds(static_cast<std::int64_t>(now_ns())); }
+  void restart() { start_ns_ = monotonic_ns(); }
+
+ private:
+  std::uint64_t start_ns_;
+};
+
+// Game time: real frame deltas go in, scaled (or zero while paused) game deltas come out.
+class GameClock {
+ public:
+  // `fixed_step_ns` is what step() advances by; `max_delta_ns` caps one frame's real delta (a
+  // debugger break or a hitch must not become a huge simulation jump).
+  explicit GameClock(std::int64_t fixed_step_ns = kNsPerSecond / 60,
+                     std::int64_t max_delta_ns = kNsPerSecond / 4);
+
+  // Feeds one frame's real delta; returns the game delta for this frame and adds it to time().
+  // Negative deltas count as 0. While paused: 0, unless step() was requested, then exactly
+  // fixed_step_ns() (unscaled, so a single step is always one simulation step).
+  std::int64_t advance(std::int64_t real_delta_ns);
+
+  void pause() { paused_ = true; }
+  void resume() { paused_ = false; }
+  bool paused() const { return paused_; }
+  // Requests one fixed step for the next advance() while paused (no effect while running).
+  void step() { step_requested_ = paused_; }
+
+  // Scales real deltas (0.5 = half speed). Negative values count as 0.
+  void set_time_scale(double scale) { time_scale_ = scale > 0.0 ? scale : 0.0; }
+  double time_scale() const { return time_scale_; }
+
+  std::int64_t fixed_step_ns() const { return fixed_step_ns_; }
+  std::int64_t time_ns() const { return time_ns_; }    // game time since start
+  std::int64_t delta_ns() const { return delta_ns_; }  // game delta of the last advance()
+  double time_seconds() const { return ns_to_seconds(time_ns_); }
+  double delta_seconds() const { return ns_to_seconds(delta_ns_); }
+  std::uint64_t frame() const { return frame_; }  // advance() calls so far
+
+ private:
+  std::int64_t fixed_step_ns_;
+  std::int64_t max_delta_ns_;
+  double time_scale_ = 1.0;
+  // Scaled nanoseconds below 1 ns carried to the next frame, so slow motion does not drift.
+  double scale_remainder_ = 0.0;
+  std::int64_t time_ns_ = 0;
+  std::int64_t delta_ns_ = 0;
+  std::uint64_t frame_ = 0;
+  bool paused_ = false;
+  bool step_requested_ = false;
+};
+
+// Fixed-step accumulator. add() banks a frame's game delta and says how many fixed steps to run;
+// alpha() is how far the leftover time reaches into the next step, for render interpolation.
+class FixedStep {
+ public:
+  // `max_steps` per add() avoids the spiral of death: when simulation cannot keep up, the excess
+  // time is dropped (counted in dropped_ns()) instead of piling up.
+  explicit FixedStep(std::int64_t step_ns = kNsPerSecond / 60, std::uint32_t max_steps = 8);
+
+  std::uint32_t add(std::int64_t delta_ns);
+  // In [0, 1): accumulated time left over after the steps, as a fraction of a step.
+  double alpha() const {
+    return static_cast<double>(accumulator_ns_) / static_cast<double>(step_ns_);
+  }
+
+  std::int64_t step_ns() const { return step_ns_; }
+  std::uint32_t max_steps() const { return max_steps_; }
+  std::int64_t accumulator_ns() const { return accumulator_ns_; }
+  std::uint64_t total_steps() const { return total_steps_; }
+  std::int64_t dropped_ns() const { return dropped_ns_; }  // time thrown away by the clamp
+  std::uint64_t clamped_frames() const { return clamped_frames_; }
+  void reset() { accumulator_ns_ = 0; }
+
+ private:
+  std::int64_t step_ns_;
+  std::uint32_t max_steps_;
+  std::int64_t accumulator_ns_ = 0;
+  std::uint64_t total_steps_ = 0;
+  std::int64_t dropped_ns_ = 0;
+  std::uint64_t clamped_frames_ = 0;
+};
+
+}  // namespace spindle::core
