@@ -3,8 +3,13 @@
 #include <cstring>
 
 #if SPINDLE_THREADS && defined(__linux__)
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 #define SPINDLE_JOBS_AFFINITY 1
 #else
 #define SPINDLE_JOBS_AFFINITY 0
@@ -30,23 +35,23 @@ std::uint32_t available_cpus() {
   return hw > 0 ? hw : 1;
 }
 
-bool pin_current_thread(std::uint32_t index) {
+std::uint32_t allowed_cpu_ids(std::uint32_t* out, std::uint32_t max) {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return false;
-  const int count = CPU_COUNT(&allowed);
-  if (count <= 0) return false;
-  std::uint32_t wanted = index % static_cast<std::uint32_t>(count);
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (!CPU_ISSET(cpu, &allowed)) continue;
-    if (wanted-- == 0) {
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpu, &one);
-      return pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0;
-    }
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return 0;
+  std::uint32_t count = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE && count < max; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) out[count++] = static_cast<std::uint32_t>(cpu);
   }
-  return false;
+  return count;
+}
+
+bool pin_current_thread(std::uint32_t cpu) {
+  if (cpu >= CPU_SETSIZE) return false;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  return pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0;
 }
 
 SavedAffinity save_affinity() {
@@ -66,7 +71,45 @@ void restore_affinity(const SavedAffinity& saved) {
   std::memcpy(&set, saved.mask, sizeof(set));
   pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
+
+void park_on(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns) {
+  static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
+  timespec timeout{};
+  timespec* limit = nullptr;
+  if (timeout_ns >= 0) {
+    timeout.tv_sec = static_cast<time_t>(timeout_ns / 1000000000);
+    timeout.tv_nsec = static_cast<long>(timeout_ns % 1000000000);
+    limit = &timeout;
+  }
+  // The kernel compares *word with expected under its lock: a wake between our caller's check
+  // and this call makes it return at once (EAGAIN), which is what prevents a lost wake-up.
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, limit,
+          nullptr, 0);
+}
+
+void unpark_one(std::atomic<std::uint32_t>& word) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr,
+          nullptr, 0);
+}
+
+void set_precise_timers() {
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+}
+
 #else
+#if SPINDLE_THREADS
+void park_on(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t) {
+  word.wait(expected, std::memory_order_acquire);
+}
+void unpark_one(std::atomic<std::uint32_t>& word) {
+  word.notify_one();
+}
+#else
+void park_on(std::atomic<std::uint32_t>&, std::uint32_t, std::int64_t) {}
+void unpark_one(std::atomic<std::uint32_t>&) {}
+#endif
+void set_precise_timers() {}
+
 std::uint32_t available_cpus() {
 #if SPINDLE_THREADS
   const unsigned hw = std::thread::hardware_concurrency();

@@ -51,6 +51,15 @@ inline void full_fence() {
 #endif
 }
 
+// Sleeps while *word == expected, at most timeout_ns (< 0: no limit). Spurious returns happen;
+// callers re-check. Linux uses the futex syscall directly (so that a timeout is possible);
+// elsewhere std::atomic::wait, without the timeout.
+void park_on(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns);
+// Wakes one thread parked on `word` by park_on().
+void unpark_one(std::atomic<std::uint32_t>& word);
+// Asks the OS to fire the calling thread's timed sleeps without the default 50 us slack.
+void set_precise_timers();
+
 // Converts ticks to nanoseconds, calibrated against steady_clock over the clock's lifetime, so
 // construction costs nothing and the ratio gets better the longer the system runs.
 class TickClock {
@@ -73,8 +82,11 @@ class TickClock {
 
 // CPUs this process may run on (its affinity mask), at least 1.
 std::uint32_t available_cpus();
-// Pins the calling thread to the `index`-th CPU of the process's affinity mask. False on failure.
-bool pin_current_thread(std::uint32_t index);
+// Writes the ids of the CPUs the calling thread may run on into `out` (at most `max`); returns
+// how many. Read it before pinning anything: threads inherit their creator's mask.
+std::uint32_t allowed_cpu_ids(std::uint32_t* out, std::uint32_t max);
+// Pins the calling thread to CPU `cpu` (an id from allowed_cpu_ids). False on failure.
+bool pin_current_thread(std::uint32_t cpu);
 // Saves / restores the calling thread's affinity mask (for the main thread that we pin).
 struct SavedAffinity {
   bool valid = false;

@@ -34,9 +34,14 @@ class WorkDeque {
   // Owner only. False when full.
   bool push(Job* job) {
     const std::int64_t b = bottom_.load(std::memory_order_relaxed);
+    const std::int64_t capacity = static_cast<std::int64_t>(capacity_);
+    // top_ only grows, so a stale copy can only under-estimate the room left: check against the
+    // owner's cached copy and re-read top_ (the thieves' hot line) only when that says full.
     // Acquire pairs with thieves' CAS on top_: a slot is reused only after its old job was taken.
-    const std::int64_t t = top_.load(std::memory_order_acquire);
-    if (b - t >= static_cast<std::int64_t>(capacity_)) return false;
+    if (b - top_cache_ >= capacity) {
+      top_cache_ = top_.load(std::memory_order_acquire);
+      if (b - top_cache_ >= capacity) return false;
+    }
     // Release on the slot publishes the job's fields to the thief that loads it with acquire.
     buffer_[b & mask_].store(job, std::memory_order_release);
     // Release so a thief that sees the new bottom also sees the slot.
@@ -94,6 +99,7 @@ class WorkDeque {
   alignas(kCacheLine) std::atomic<std::int64_t> bottom_{0};
   alignas(kCacheLine) std::unique_ptr<std::atomic<Job*>[]> buffer_;
   std::int64_t mask_ = 0;
+  std::int64_t top_cache_ = 0;  // owner only
   std::uint32_t capacity_ = 0;
 };
 

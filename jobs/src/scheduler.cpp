@@ -41,6 +41,15 @@ std::uint32_t xorshift(std::uint32_t& state) {
 }
 #endif
 
+// How early worker 1 wakes itself before a predicted burst (Config::predictive_wake).
+constexpr std::uint64_t kBurstLeadNs = 200'000;
+
+// How long after a predicted burst's due time worker 1 keeps spinning for it.
+constexpr std::uint64_t kBurstLagNs = 80'000;
+
+// Longest run of finished jobs whose counter update a participant defers (see Participant).
+constexpr std::uint32_t kMaxBatch = 64;
+
 constexpr std::uint32_t priority_index(Priority p) {
   return p == Priority::High ? 0u : 1u;
 }
@@ -238,7 +247,7 @@ void Scheduler::push(Job* job) {
   execute(job, current_worker(), 0);
 }
 
-std::uint64_t Scheduler::execute(Job* job, std::uint32_t worker, std::uint64_t start) {
+std::uint64_t Scheduler::execute(Job* job, std::uint32_t worker, std::uint64_t start, bool batch) {
   const JobDesc desc = job->desc;
   Counter* counter = job->counter;
   const bool exclusive = t_state.scheduler == this && t_state.index == worker;
@@ -264,8 +273,28 @@ std::uint64_t Scheduler::execute(Job* job, std::uint32_t worker, std::uint64_t s
   // Free the slot before finishing the counter: once the counter is done a waiter may destroy
   // the whole job system, so nothing of ours may be touched after finish().
   if ((job->flags & kJobPooled) != 0) job->state.store(0, std::memory_order_release);
-  if (counter != nullptr) finish(counter);
+  if (counter == nullptr) return end;
+  if (!batch) {
+    finish(counter, 1);
+    return end;
+  }
+  Participant& me = participants_[worker];
+  if (me.batch_counter != counter) {
+    flush_batch(worker);
+    me.batch_counter = counter;
+  }
+  if (++me.batch_count >= kMaxBatch) flush_batch(worker);
   return end;
+}
+
+void Scheduler::flush_batch(std::uint32_t self) {
+  Participant& me = participants_[self];
+  if (me.batch_count == 0) return;
+  Counter* counter = me.batch_counter;
+  const std::uint32_t count = me.batch_count;
+  me.batch_counter = nullptr;
+  me.batch_count = 0;
+  finish(counter, count);
 }
 
 void Scheduler::book(std::uint32_t slot, bool exclusive, const JobDesc& desc,
@@ -303,17 +332,18 @@ void Scheduler::record_exception(Counter* counter, const JobDesc& desc) {
 #endif
 }
 
-void Scheduler::finish(Counter* counter) {
+void Scheduler::finish(Counter* counter, std::uint32_t count) {
   std::uint64_t state = counter->state_.load(std::memory_order_relaxed);
   std::uint64_t next = 0;
   do {
     const std::uint64_t pending = state & Counter::kPendingMask;
     // The last job sets kFinalizing in the same step as pending reaches zero, so a waiter never
     // sees "done" while continuations are still being read out of the counter.
-    next = pending == 1 ? (state & ~Counter::kPendingMask) | Counter::kFinalizing : state - 1;
+    next =
+        pending == count ? (state & ~Counter::kPendingMask) | Counter::kFinalizing : state - count;
   } while (!counter->state_.compare_exchange_weak(state, next, std::memory_order_acq_rel,
                                                   std::memory_order_relaxed));
-  if ((state & Counter::kPendingMask) != 1) return;
+  if ((state & Counter::kPendingMask) != count) return;
 
   Job* list = counter->continuations_.exchange(nullptr, std::memory_order_acq_rel);
   // Last touch of the counter: after this a waiter may return and destroy it.
@@ -538,8 +568,9 @@ void Scheduler::start_threads() {
   if (threads_started_ || worker_count_ <= 1) return;
   threads_started_ = true;
   // CPU ids from the process mask, read before the main thread is pinned (workers inherit it).
-  const std::uint32_t cpus = available_cpus();
-  for (std::uint32_t i = 0; i < worker_count_; ++i) cpus_[i] = i % cpus;
+  std::uint32_t ids[kMaxWorkers];
+  const std::uint32_t cpus = allowed_cpu_ids(ids, kMaxWorkers);
+  for (std::uint32_t i = 0; i < worker_count_; ++i) cpus_[i] = cpus > 0 ? ids[i % cpus] : ~0u;
   if (config_.pin_main_thread) {
     main_affinity_ = save_affinity();
     main_pinned_ = pin_current_thread(cpus_[0]);
@@ -571,14 +602,41 @@ void Scheduler::note_pin_failure(std::uint32_t index) {
 void Scheduler::worker_main(std::uint32_t index) {
   t_state = {this, index};
   if (config_.pin_workers && !pin_current_thread(cpus_[index])) note_pin_failure(index);
+  const bool sentinel = index == 1 && config_.predictive_wake;
+  if (sentinel) set_precise_timers();
   std::uint64_t chain = 0;  // end tick of the previous job when running back to back
+  bool after_idle = false;
+  bool burst_pending = false;  // sentinel woke itself after a long sleep; the burst is due
   for (;;) {
     if (Job* job = find_work(index)) {
-      chain = execute(job, index, chain);
+      if (after_idle) {
+        chain_wake(index);
+        if (burst_pending) note_burst(now_ns());
+        after_idle = burst_pending = false;
+      }
+      chain = execute(job, index, chain, true);
       continue;
     }
     chain = 0;
-    if (!idle(index, nullptr)) break;
+    flush_batch(index);
+    ParkInfo park;
+    // Woken early for a burst that is due: keep looking across the whole window around it.
+    std::uint64_t spin_ns = 0;
+    if (burst_pending) {
+      const std::uint64_t until = burst_last_ns_ + burst_period_ns_ + kBurstLagNs;
+      const std::uint64_t now = now_ns();
+      spin_ns = until > now ? until - now : 1;
+    }
+    if (!idle(index, nullptr, &park, spin_ns)) break;
+    after_idle = true;
+    // Only sleeps of a millisecond or more end a "burst gap"; short naps inside a frame do not.
+    if (sentinel && park.parked && park.slept_ns >= 1'000'000) {
+      if (park.woken) {
+        note_burst(now_ns());
+      } else {
+        burst_pending = true;
+      }
+    }
   }
   t_state = {};
 }
@@ -644,14 +702,20 @@ bool Scheduler::has_work(std::uint32_t self) const {
   return any_queued();
 }
 
-bool Scheduler::idle(std::uint32_t self, const Counter* counter) {
-  const std::uint64_t spin_ns = std::uint64_t{config_.spin_before_park_us} * 1000;
+bool Scheduler::idle(std::uint32_t self, const Counter* counter, ParkInfo* park,
+                     std::uint64_t spin_ns) {
+  if (spin_ns == 0) spin_ns = std::uint64_t{config_.spin_before_park_us} * 1000;
   const std::uint64_t start = now_ns();
+  spinning_.fetch_add(1, std::memory_order_relaxed);
   for (std::uint32_t i = 1;; ++i) {
     if (counter != nullptr ? counter->done() : stopping_.load(std::memory_order_relaxed)) {
+      spinning_.fetch_sub(1, std::memory_order_relaxed);
       return counter != nullptr;
     }
-    if (has_work(self)) return true;
+    if (has_work(self)) {
+      spinning_.fetch_sub(1, std::memory_order_relaxed);
+      return true;
+    }
     cpu_relax();
     if ((i & 31) == 0 && now_ns() - start >= spin_ns) break;
   }
@@ -659,24 +723,78 @@ bool Scheduler::idle(std::uint32_t self, const Counter* counter) {
   Participant& me = participants_[self];
   const std::uint64_t bit = 1ull << self;
   const std::uint32_t epoch = me.wake_epoch.load(std::memory_order_acquire);
+  // No longer spinning, and parked, both before the fence: a submitter that still saw us
+  // spinning (and so did not wake anyone) published its job before its own fence, and one of
+  // the two fences comes first, so either we see the job below or it sees our parked bit.
+  spinning_.fetch_sub(1, std::memory_order_relaxed);
   if (counter != nullptr) waiting_.fetch_or(bit, std::memory_order_seq_cst);
   parked_.fetch_or(bit, std::memory_order_seq_cst);
-  // Pairs with the fence every submitter and finisher issues before reading parked_/waiting_.
   full_fence();
   const bool stop = counter == nullptr && stopping_.load(std::memory_order_relaxed);
   if (!stop && !has_work(self) && !(counter != nullptr && counter->done())) {
     bump(stats_[self].parks, 1, true);
-    me.wake_epoch.wait(epoch, std::memory_order_acquire);
+    const bool sentinel = counter == nullptr && self == 1 && config_.predictive_wake;
+    const std::uint64_t slept_from = now_ns();
+    park_on(me.wake_epoch, epoch, sentinel ? sentinel_timeout(slept_from) : -1);
+    if (park != nullptr) {
+      park->parked = true;
+      park->woken = me.wake_epoch.load(std::memory_order_relaxed) != epoch;
+      park->slept_ns = now_ns() - slept_from;
+    }
   }
   parked_.fetch_and(~bit, std::memory_order_relaxed);
   if (counter != nullptr) waiting_.fetch_and(~bit, std::memory_order_relaxed);
   return counter != nullptr || !stopping_.load(std::memory_order_relaxed);
 }
 
+void Scheduler::note_burst(std::uint64_t now) {
+  // A burst is the first job worker 1 finds after it slept. Bursts 0.5-250 ms apart that agree
+  // within a quarter of the period build confidence; anything else starts learning again.
+  const std::uint64_t interval = now - burst_last_ns_;
+  burst_last_ns_ = now;
+  const bool plausible = interval >= 500'000 && interval <= 250'000'000;
+  if (!plausible) {
+    burst_confidence_ = 0;
+    return;
+  }
+  const std::uint64_t period = burst_period_ns_;
+  // A frame without work (or one we slept through) shows up as two or three periods at once.
+  const std::uint64_t periods =
+      period == 0 ? 1 : std::clamp<std::uint64_t>((interval + period / 2) / period, 1, 3);
+  const std::uint64_t diff =
+      interval > periods * period ? interval - periods * period : periods * period - interval;
+  if (period != 0 && periods > 1 && diff * 4 <= period) return;  // consistent, nothing new
+  if (period != 0 && diff * 4 <= period) {
+    burst_period_ns_ = (3 * period + interval) / 4;
+    burst_confidence_ = std::min<std::uint32_t>(burst_confidence_ + 1, 8);
+  } else {
+    burst_period_ns_ = interval;
+    burst_confidence_ = 1;
+  }
+}
+
+std::int64_t Scheduler::sentinel_timeout(std::uint64_t now) const {
+  if (burst_confidence_ < 3) return -1;
+  // Wake kBurstLeadNs early (a timed sleep on this kind of VM ends up to ~150 us late) and spin
+  // until kBurstLagNs after the due time: one worker only, about 1-2% of a core at 10 ms.
+  const std::uint64_t due = burst_last_ns_ + burst_period_ns_;
+  if (due <= now + kBurstLeadNs) return -1;  // missed: sleep until woken and learn again
+  return static_cast<std::int64_t>(due - kBurstLeadNs - now);
+}
+
+void Scheduler::chain_wake(std::uint32_t self) {
+  // First job after idling: more queued and nobody looking for it? Wake a sleeper from here, so
+  // the submitter paid for at most one wake (a wake tree rather than a storm of syscalls).
+  if (mode() == Mode::Dynamic && spinning_.load(std::memory_order_relaxed) == 0 &&
+      parked_.load(std::memory_order_relaxed) != 0 && any_queued()) {
+    wake_one(self);
+  }
+}
+
 void Scheduler::wake(std::uint32_t index) {
   Participant& p = participants_[index];
   p.wake_epoch.fetch_add(1, std::memory_order_release);
-  p.wake_epoch.notify_one();
+  unpark_one(p.wake_epoch);
 }
 
 void Scheduler::wake_one(std::uint32_t except) {
@@ -736,21 +854,37 @@ void Scheduler::push_threaded(Job* job, std::uint32_t self) {
     execute(job, self, 0);
     return;
   }
-  // Publish-then-check: pairs with the parker's fence in idle().
+  // Publish-then-check: pairs with the parker's fence in idle(). A spinning participant will
+  // find the job; only when none spins does the submitter pay for a wake.
   full_fence();
-  if (parked_.load(std::memory_order_relaxed) != 0) wake_one(self);
+  if (spinning_.load(std::memory_order_relaxed) == 0 &&
+      parked_.load(std::memory_order_relaxed) != 0) {
+    wake_one(self);
+  }
 }
 
 void Scheduler::wait_as_participant(Counter& counter, std::uint32_t self) {
+  Participant& me = participants_[self];
+  // The job running around this wait may hold a batch; its counter's waiters must not wait on us.
+  flush_batch(self);
   std::uint64_t chain = 0;
-  while (!counter.done()) {
+  bool after_idle = false;
+  for (;;) {
+    // Our own batch is all that is left of `counter`: settle it so the counter can finish.
+    if (me.batch_counter == &counter && counter.pending() <= me.batch_count) flush_batch(self);
+    if (counter.done()) break;
     if (Job* job = find_work(self)) {
-      chain = execute(job, self, chain);
+      if (after_idle) chain_wake(self);
+      after_idle = false;
+      chain = execute(job, self, chain, true);
       continue;
     }
     chain = 0;
+    flush_batch(self);
     idle(self, &counter);
+    after_idle = true;
   }
+  flush_batch(self);  // back to user code: nothing may stay deferred
 }
 
 #endif  // SPINDLE_THREADS

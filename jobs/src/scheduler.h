@@ -104,6 +104,13 @@ struct alignas(kCacheLine) Participant {
   alignas(kCacheLine) std::atomic<std::uint32_t> wake_epoch{0};
   std::uint32_t rng = 0;          // victim selection (owner only)
   std::uint32_t round_robin = 0;  // Static mode dealing (owner only)
+  // Finished jobs not yet subtracted from their counter (owner only): a participant running jobs
+  // of one counter back to back subtracts them in one step, so a thief does not fight the
+  // submitter for the counter's cache line on every job. Flushed before the participant idles,
+  // waits, returns to user code or switches counter; a counter can therefore not look done
+  // early, only late by the length of the batch.
+  Counter* batch_counter = nullptr;
+  std::uint32_t batch_count = 0;
 };
 
 class Scheduler {
@@ -117,7 +124,8 @@ class Scheduler {
   void submit(Job* job, Counter* dependency);
   // Runs a job on participant `worker` (hooks, timing, exceptions, counter). `start` is the tick
   // it started at, or 0 to read the clock now; returns the tick it ended at.
-  std::uint64_t execute(Job* job, std::uint32_t worker, std::uint64_t start);
+  // `batch` (participant loops only): the counter update may be deferred, see Participant.
+  std::uint64_t execute(Job* job, std::uint32_t worker, std::uint64_t start, bool batch = false);
   // Runs a job that could not be queued, after its dependency (if any) is done.
   void run_inline(Job* job, Counter* dependency);
   // wait() rethrows the counter's captured exception; wait_for() only waits.
@@ -159,8 +167,9 @@ class Scheduler {
   };
 #endif
 
-  // Called when a job counted on `counter` has finished.
-  void finish(Counter* counter);
+  // Called when `count` jobs counted on `counter` have finished.
+  void finish(Counter* counter, std::uint32_t count);
+  void flush_batch(std::uint32_t self);
   void attach(Counter& dependency, Job* job);
   void run_list(Job* list);
   bool any_queued() const;
@@ -177,8 +186,20 @@ class Scheduler {
   Job* steal_from_others(std::uint32_t self, std::uint32_t priority);
   bool has_work(std::uint32_t self) const;
   // Spins, then parks until work arrives (or `counter`, if given, is done). False when stopping.
-  bool idle(std::uint32_t self, const Counter* counter);
+  // `park` (optional) tells whether and how it slept.
+  struct ParkInfo {
+    bool parked = false;
+    bool woken = false;  // by another thread (else by its own timeout, or not at all)
+    std::uint64_t slept_ns = 0;
+  };
+  // `spin_ns` 0: Config::spin_before_park_us.
+  bool idle(std::uint32_t self, const Counter* counter, ParkInfo* park = nullptr,
+            std::uint64_t spin_ns = 0);
+  // Worker 1 only: learns the cadence of bursts and says how long to sleep (-1: until woken).
+  void note_burst(std::uint64_t now);
+  std::int64_t sentinel_timeout(std::uint64_t now) const;
   void wake_one(std::uint32_t except);
+  void chain_wake(std::uint32_t self);
   void wake(std::uint32_t index);
   void wake_waiters();
   void push_threaded(Job* job, std::uint32_t self);
@@ -222,6 +243,13 @@ class Scheduler {
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> parked_{0};   // bit i: participant i is parked
   std::atomic<std::uint64_t> waiting_{0};  // bit i: participant i is parked inside wait()
+  // Participants in their spin phase: a submitter wakes a sleeper only when nobody is spinning
+  // (the spinner will find the job and wake the next one if more is queued).
+  std::atomic<std::uint32_t> spinning_{0};
+  // Cadence of bursts, worker 1 only (see Config::predictive_wake).
+  std::uint64_t burst_last_ns_ = 0;
+  std::uint64_t burst_period_ns_ = 0;
+  std::uint32_t burst_confidence_ = 0;
 #endif
   SavedAffinity main_affinity_;
   bool main_pinned_ = false;

@@ -16,6 +16,9 @@
 #if SPINDLE_THREADS
 #include <thread>
 #endif
+#if SPINDLE_THREADS && defined(__linux__)
+#include <sched.h>
+#endif
 
 namespace spindle::jobs {
 namespace {
@@ -435,6 +438,48 @@ TEST(JobSystem, StealsHappenInDynamicButNotStatic) {
     }
   }
 }
+
+#if defined(__linux__)
+TEST(JobSystem, PinsEachParticipantToItsOwnCpu) {
+  cpu_set_t process;
+  CPU_ZERO(&process);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(process), &process), 0);
+  const int cpus = CPU_COUNT(&process);
+  if (cpus < 2) GTEST_SKIP() << "needs two CPUs";
+  Config config = config_for(Mode::Static, static_cast<std::uint32_t>(std::min(cpus, 4)));
+  config.pin_main_thread = true;
+  std::vector<int> cpu_of(config.workers, -1);
+  std::vector<int> mask_size(config.workers, 0);
+  {
+    JobSystem js(config);
+    Counter counter;
+    // Static mode deals consecutive jobs round-robin: every participant gets some.
+    for (std::uint32_t i = 0; i < config.workers * 4; ++i) {
+      js.run(counter, {"where"}, [&] {
+        cpu_set_t mine;
+        CPU_ZERO(&mine);
+        sched_getaffinity(0, sizeof(mine), &mine);
+        const std::uint32_t w = js.current_worker();
+        mask_size[w] = CPU_COUNT(&mine);
+        for (int c = 0; c < CPU_SETSIZE; ++c) {
+          if (CPU_ISSET(c, &mine)) cpu_of[w] = c;
+        }
+      });
+    }
+    js.wait(counter);
+  }
+  for (std::uint32_t w = 0; w < config.workers; ++w) {
+    EXPECT_EQ(mask_size[w], 1) << "participant " << w << " is not pinned to one CPU";
+    for (std::uint32_t v = 0; v < w; ++v) {
+      EXPECT_NE(cpu_of[w], cpu_of[v]) << "participants " << v << " and " << w << " share a CPU";
+    }
+  }
+  cpu_set_t after;
+  CPU_ZERO(&after);
+  sched_getaffinity(0, sizeof(after), &after);
+  EXPECT_EQ(CPU_COUNT(&after), cpus) << "the main thread's mask is restored on shutdown";
+}
+#endif
 
 TEST(JobSystem, IdleEngineBurnsNoCpu) {
   JobSystem js(config_for(Mode::Dynamic, 0));
