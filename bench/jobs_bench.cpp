@@ -75,7 +75,7 @@ void empty_spindle(benchmark::State& state, Mode mode) {
   }
   state.counters["ns_per_job"] = ns_per_job(state);
   state.counters["inline_pct"] = 100.0 * static_cast<double>(js.stats().inline_overflows) /
-                                (static_cast<double>(kEmptyJobs) * state.iterations());
+                                 (static_cast<double>(kEmptyJobs) * state.iterations());
 }
 
 void empty_tbb(benchmark::State& state) {
@@ -320,19 +320,25 @@ void frame_tbb(benchmark::State& state) {
 constexpr int kBursts = 100;
 constexpr int kBurstJobs = 16;
 
-double process_cpu_seconds() {
+double cpu_seconds(clockid_t clock) {
   timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  clock_gettime(clock, &ts);
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-template <class RunBurst>
-void idle_loop(benchmark::State& state, RunBurst&& run_burst) {
+// cores_burnt: CPU of the whole process over the run (bursts, the main thread's sleeps and
+// wake-ups included), comparable across backends. worker_idle_cores: CPU of the threads other
+// than the main one, less the time they spent inside jobs (`job_seconds`, when the backend can
+// say): what the workers burn while there is nothing to do.
+template <class RunBurst, class JobSeconds>
+void idle_loop(benchmark::State& state, RunBurst&& run_burst, JobSeconds&& job_seconds) {
   std::vector<double> latency_us;
   double cpu = 0;
+  double main_cpu = 0;
   double wall = 0;
   for (auto _ : state) {
-    const double cpu0 = process_cpu_seconds();
+    const double cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+    const double main0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
     const auto wall0 = Clock::now();
     for (int b = 0; b < kBursts; ++b) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -340,11 +346,13 @@ void idle_loop(benchmark::State& state, RunBurst&& run_burst) {
       run_burst();
       latency_us.push_back(seconds_since(start) * 1e6);
     }
-    cpu += process_cpu_seconds() - cpu0;
+    cpu += cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+    main_cpu += cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - main0;
     wall += seconds_since(wall0);
   }
   std::sort(latency_us.begin(), latency_us.end());
   state.counters["cores_burnt"] = cpu / wall;
+  state.counters["worker_idle_cores"] = std::max(0.0, cpu - main_cpu - job_seconds()) / wall;
   state.counters["burst_median_us"] = latency_us[latency_us.size() / 2];
 }
 
@@ -354,27 +362,38 @@ void small_work(int i) {
 
 void idle_spindle(benchmark::State& state, Mode mode) {
   JobSystem js(config_for(mode));
-  idle_loop(state, [&js] {
-    Counter first;
-    Counter second;
-    for (int i = 0; i < kBurstJobs; ++i) js.run(first, {"burst"}, [i] { small_work(i); });
-    for (int i = 0; i < kBurstJobs; ++i) {
-      js.run_after(first, second, {"burst"}, [i] { small_work(i); });
-    }
-    js.wait(second);
-  });
+  js.reset_stats();
+  idle_loop(
+      state,
+      [&js] {
+        Counter first;
+        Counter second;
+        for (int i = 0; i < kBurstJobs; ++i) js.run(first, {"burst"}, [i] { small_work(i); });
+        for (int i = 0; i < kBurstJobs; ++i) {
+          js.run_after(first, second, {"burst"}, [i] { small_work(i); });
+        }
+        js.wait(second);
+      },
+      [&js] {
+        double busy_ns = 0;
+        for (std::uint32_t w = 1; w < js.worker_count(); ++w) busy_ns += js.worker_stats(w).busy_ns;
+        return busy_ns * 1e-9;
+      });
 }
 
 void idle_tbb(benchmark::State& state) {
-  idle_loop(state, [] {
-    g_arena->execute([] {
-      tbb::task_group group;
-      for (int i = 0; i < kBurstJobs; ++i) group.run([i] { small_work(i); });
-      group.wait();
-      for (int i = 0; i < kBurstJobs; ++i) group.run([i] { small_work(i); });
-      group.wait();
-    });
-  });
+  idle_loop(
+      state,
+      [] {
+        g_arena->execute([] {
+          tbb::task_group group;
+          for (int i = 0; i < kBurstJobs; ++i) group.run([i] { small_work(i); });
+          group.wait();
+          for (int i = 0; i < kBurstJobs; ++i) group.run([i] { small_work(i); });
+          group.wait();
+        });
+      },
+      [] { return 0.0; });  // oneTBB cannot say; its jobs here total about 1 us per burst
 }
 
 // --- registration and the summary table ---------------------------------------------------------
@@ -480,9 +499,8 @@ void print_summary(const std::map<std::string, Median>& m) {
   };
   row("empty: ns per job",
       [&](const char* b) { return counter(std::string("empty/") + b, "ns_per_job"); });
-  row("empty: % run inline (pool full)", [&](const char* b) {
-    return counter(std::string("empty/") + b, "inline_pct");
-  });
+  row("empty: % run inline (pool full)",
+      [&](const char* b) { return counter(std::string("empty/") + b, "inline_pct"); });
   row("parallel_for: ms per 100 sweeps",
       [&](const char* b) { return time(std::string("parallel_for/") + b); });
   row("parallel_for: speedup vs serial", [&](const char* b) {
@@ -498,8 +516,10 @@ void print_summary(const std::map<std::string, Median>& m) {
   });
   row("frame: p99 / median",
       [&](const char* b) { return counter(std::string("frame/") + b, "p99_over_median"); });
-  row("idle: cores burnt (10 ms gaps)",
+  row("idle: process cores (10 ms gaps)",
       [&](const char* b) { return counter(std::string("idle/") + b, "cores_burnt"); });
+  row("idle: worker cores burnt idle",
+      [&](const char* b) { return counter(std::string("idle/") + b, "worker_idle_cores"); });
   row("idle: burst latency median us",
       [&](const char* b) { return counter(std::string("idle/") + b, "burst_median_us"); });
   const double ours = counter("empty/dynamic", "ns_per_job");

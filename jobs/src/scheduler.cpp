@@ -45,7 +45,7 @@ std::uint32_t xorshift(std::uint32_t& state) {
 constexpr std::uint64_t kBurstLeadNs = 200'000;
 
 // How long after a predicted burst's due time worker 1 keeps spinning for it.
-constexpr std::uint64_t kBurstLagNs = 80'000;
+constexpr std::uint64_t kBurstLagNs = 40'000;
 
 // Longest run of finished jobs whose counter update a participant defers (see Participant).
 constexpr std::uint32_t kMaxBatch = 64;
@@ -606,35 +606,42 @@ void Scheduler::worker_main(std::uint32_t index) {
   if (sentinel) set_precise_timers();
   std::uint64_t chain = 0;  // end tick of the previous job when running back to back
   bool after_idle = false;
-  bool burst_pending = false;  // sentinel woke itself after a long sleep; the burst is due
+  // Set when the sentinel woke itself for a predicted burst: the burst's due time. Cleared once
+  // the burst is seen or its window has passed.
+  std::uint64_t burst_due = 0;
   for (;;) {
     if (Job* job = find_work(index)) {
       if (after_idle) {
         chain_wake(index);
-        if (burst_pending) note_burst(now_ns());
-        after_idle = burst_pending = false;
+        if (burst_due != 0) note_burst(now_ns());
+        after_idle = false;
+        burst_due = 0;
       }
       chain = execute(job, index, chain, true);
       continue;
     }
     chain = 0;
     flush_batch(index);
-    ParkInfo park;
-    // Woken early for a burst that is due: keep looking across the whole window around it.
+    // Woken early for a burst that is due: keep looking until kBurstLagNs after its due time.
     std::uint64_t spin_ns = 0;
-    if (burst_pending) {
-      const std::uint64_t until = burst_last_ns_ + burst_period_ns_ + kBurstLagNs;
+    if (burst_due != 0) {
       const std::uint64_t now = now_ns();
-      spin_ns = until > now ? until - now : 1;
+      if (burst_due + kBurstLagNs > now) {
+        spin_ns = burst_due + kBurstLagNs - now;
+      } else {
+        burst_due = 0;
+      }
     }
+    ParkInfo park;
     if (!idle(index, nullptr, &park, spin_ns)) break;
     after_idle = true;
     // Only sleeps of a millisecond or more end a "burst gap"; short naps inside a frame do not.
     if (sentinel && park.parked && park.slept_ns >= 1'000'000) {
       if (park.woken) {
         note_burst(now_ns());
+        burst_due = 0;
       } else {
-        burst_pending = true;
+        burst_due = burst_last_ns_ + burst_period_ns_;
       }
     }
   }
