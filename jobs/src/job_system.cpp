@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <new>
 
 #include "platform.h"
 #include "scheduler.h"
@@ -46,8 +48,28 @@ bool mode_available(Mode mode) {
 }
 
 Counter::~Counter() {
+  if (!done()) {
+    // Its jobs would decrement freed memory; stopping here names the bug instead.
+    std::fprintf(stderr,
+                 "[jobs] fatal: Counter destroyed with %u job(s) pending: wait() for it before it "
+                 "goes out of scope\n",
+                 pending());
+    std::abort();
+  }
   if (backend_ != nullptr && release_backend_ != nullptr) release_backend_(backend_);
 }
+
+namespace detail {
+
+Job* allocate_heap_job(std::size_t capture_bytes) {
+  const std::size_t bytes = sizeof(Job) + ((capture_bytes + 63) & ~std::size_t{63});
+  void* memory = ::operator new (bytes, std::align_val_t{alignof(Job)});
+  Job* job = ::new (memory) Job();
+  job->flags = kJobHeap;
+  return job;
+}
+
+}  // namespace detail
 
 namespace {
 
@@ -102,6 +124,11 @@ void JobSystem::run_inline(detail::Job* job, Counter* dependency) {
   scheduler_->note_overflow("no free job slot, or the callable exceeds Config::capture_bytes",
                             job->desc);
   scheduler_->run_inline(job, dependency);
+}
+
+void JobSystem::note_heap_continuation(const JobDesc& desc) {
+  scheduler_->note_overflow(
+      "no free job slot for a continuation whose dependency is pending; kept on the heap", desc);
 }
 
 void JobSystem::wait(Counter& counter) {

@@ -146,11 +146,13 @@ Scheduler::Scheduler(const Config& config, std::uint32_t workers, std::uint32_t 
 
 Scheduler::~Scheduler() {
 #if SPINDLE_THREADS
-  if (threads_started_) {
+  {
     // Finish everything that was submitted: help until every queue is empty and every worker is
     // parked outside wait() (so none is running a job that could submit more).
+    // Workers that were never started cannot be running anything.
     const std::uint64_t workers_mask =
-        (worker_count_ >= 64 ? ~0ull : ((1ull << worker_count_) - 1)) & ~1ull;
+        !threads_started_ ? 0
+                          : (worker_count_ >= 64 ? ~0ull : ((1ull << worker_count_) - 1)) & ~1ull;
     for (;;) {
       if (Job* job = find_work_any(0)) {
         execute(job, 0, 0);
@@ -219,6 +221,8 @@ void Scheduler::submit(Job* job, Counter* dependency) {
 }
 
 void Scheduler::run_inline(Job* job, Counter* dependency) {
+  // JobSystem sends continuations with a pending dependency to the heap; this one is runnable,
+  // unless the dependency gained jobs since: then it still may not start early.
   if (dependency != nullptr && !dependency->done()) wait_for(*dependency);
   execute(job, current_worker(), 0);
 }
@@ -252,6 +256,12 @@ std::uint64_t Scheduler::execute(Job* job, std::uint32_t worker, std::uint64_t s
   Counter* counter = job->counter;
   const bool exclusive = t_state.scheduler == this && t_state.index == worker;
   const std::uint32_t slot = worker < worker_count_ ? worker : worker_count_;
+  // A deferred batch is only ever held while running jobs of the same counter, which cannot be
+  // done meanwhile anyway; any other job (it may run long, or block) settles the batch first.
+  if (batch && participants_[worker].batch_count != 0 &&
+      participants_[worker].batch_counter != counter) {
+    flush_batch(worker);
+  }
 
   if (hooks_.on_begin != nullptr) hooks_.on_begin(hooks_.user, desc, worker);
   // A participant running jobs back to back passes the previous job's end as this one's start:
@@ -272,17 +282,19 @@ std::uint64_t Scheduler::execute(Job* job, std::uint32_t worker, std::uint64_t s
 
   // Free the slot before finishing the counter: once the counter is done a waiter may destroy
   // the whole job system, so nothing of ours may be touched after finish().
-  if ((job->flags & kJobPooled) != 0) job->state.store(0, std::memory_order_release);
+  if ((job->flags & kJobPooled) != 0) {
+    job->state.store(0, std::memory_order_release);
+  } else if ((job->flags & kJobHeap) != 0) {
+    job->~Job();
+    ::operator delete (job, std::align_val_t{alignof(Job)});
+  }
   if (counter == nullptr) return end;
   if (!batch) {
     finish(counter, 1);
     return end;
   }
   Participant& me = participants_[worker];
-  if (me.batch_counter != counter) {
-    flush_batch(worker);
-    me.batch_counter = counter;
-  }
+  me.batch_counter = counter;  // any other counter's batch was flushed before the job ran
   if (++me.batch_count >= kMaxBatch) flush_batch(worker);
   return end;
 }
@@ -388,10 +400,11 @@ void Scheduler::run_list(Job* list) {
 void Scheduler::wait(Counter& counter) {
   wait_for(counter);
 #if defined(__cpp_exceptions)
-  if (counter.error_flag_.load(std::memory_order_acquire) != 0) {
+  // exchange: of several threads waiting on one counter, exactly one rethrows.
+  if (counter.error_flag_.load(std::memory_order_relaxed) != 0 &&
+      counter.error_flag_.exchange(0, std::memory_order_acq_rel) != 0) {
     std::exception_ptr error = std::move(counter.error_);
     counter.error_ = nullptr;
-    counter.error_flag_.store(0, std::memory_order_release);
     std::rethrow_exception(error);
   }
 #endif
@@ -453,9 +466,9 @@ void Scheduler::set_mode(Mode mode) {
     log(LogLevel::Error, message);
     return;
   }
-  if (any_queued()) {
-    log(LogLevel::Error, "set_mode() while jobs are queued: switch modes between frames");
-    std::abort();
+  if (any_queued() || !pools_idle()) {
+    log(LogLevel::Error, "set_mode() refused: jobs are in flight; switch modes between frames");
+    return;
   }
 #if SPINDLE_THREADS
   if (mode == Mode::Static || mode == Mode::Dynamic) start_threads();
@@ -469,6 +482,13 @@ void Scheduler::set_mode(Mode mode) {
   }
 #endif
   mode_.store(mode, std::memory_order_seq_cst);
+}
+
+bool Scheduler::pools_idle() const {
+  for (std::uint32_t i = 0; i < worker_count_; ++i) {
+    if (!participants_[i].pool.all_free()) return false;
+  }
+  return external_pool_.all_free();
 }
 
 bool Scheduler::any_queued() const {
@@ -496,8 +516,10 @@ void Scheduler::submit_range(Counter& counter, const JobDesc& desc, std::size_t 
   if (m == Mode::Static) {
     // Even split, one chunk per participant (fewer if the grain asks for bigger chunks); the
     // round-robin dealer gives each participant exactly one of consecutive chunks.
-    std::size_t chunks = worker_count_;
-    if (grain > 0) chunks = std::clamp<std::size_t>(total / grain, 1, worker_count_);
+    const std::size_t targets =
+        current_worker() == 0 || worker_count_ == 1 ? worker_count_ : worker_count_ - 1;
+    std::size_t chunks = targets;
+    if (grain > 0) chunks = std::clamp<std::size_t>(total / grain, 1, targets);
     chunks = std::min(chunks, total);
     for (std::size_t c = 0; c < chunks; ++c) {
       task.begin = begin + total * c / chunks;
@@ -713,14 +735,17 @@ bool Scheduler::idle(std::uint32_t self, const Counter* counter, ParkInfo* park,
                      std::uint64_t spin_ns) {
   if (spin_ns == 0) spin_ns = std::uint64_t{config_.spin_before_park_us} * 1000;
   const std::uint64_t start = now_ns();
-  spinning_.fetch_add(1, std::memory_order_relaxed);
+  // Only idle workers count as spinning: a waiter may leave as soon as its counter is done, so
+  // a submitter must not rely on it to take new work.
+  const std::uint32_t spinner = counter == nullptr ? 1 : 0;
+  spinning_.fetch_add(spinner, std::memory_order_relaxed);
   for (std::uint32_t i = 1;; ++i) {
     if (counter != nullptr ? counter->done() : stopping_.load(std::memory_order_relaxed)) {
-      spinning_.fetch_sub(1, std::memory_order_relaxed);
+      spinning_.fetch_sub(spinner, std::memory_order_relaxed);
       return counter != nullptr;
     }
     if (has_work(self)) {
-      spinning_.fetch_sub(1, std::memory_order_relaxed);
+      spinning_.fetch_sub(spinner, std::memory_order_relaxed);
       return true;
     }
     cpu_relax();
@@ -733,7 +758,7 @@ bool Scheduler::idle(std::uint32_t self, const Counter* counter, ParkInfo* park,
   // No longer spinning, and parked, both before the fence: a submitter that still saw us
   // spinning (and so did not wake anyone) published its job before its own fence, and one of
   // the two fences comes first, so either we see the job below or it sees our parked bit.
-  spinning_.fetch_sub(1, std::memory_order_relaxed);
+  spinning_.fetch_sub(spinner, std::memory_order_relaxed);
   if (counter != nullptr) waiting_.fetch_or(bit, std::memory_order_seq_cst);
   parked_.fetch_or(bit, std::memory_order_seq_cst);
   full_fence();
@@ -806,7 +831,11 @@ void Scheduler::wake(std::uint32_t index) {
 
 void Scheduler::wake_one(std::uint32_t except) {
   const std::uint64_t self_bit = except < 64 ? 1ull << except : 0;
-  std::uint64_t mask = parked_.load(std::memory_order_relaxed) & ~self_bit;
+  const std::uint64_t parked = parked_.load(std::memory_order_relaxed) & ~self_bit;
+  // Prefer an idle worker: a thread parked in wait() may find its counter done and go back to
+  // user code without looking at the queues.
+  const std::uint64_t idle_workers = parked & ~waiting_.load(std::memory_order_relaxed);
+  std::uint64_t mask = idle_workers != 0 ? idle_workers : parked;
   while (mask != 0) {
     const std::uint32_t index = static_cast<std::uint32_t>(__builtin_ctzll(mask));
     const std::uint64_t bit = 1ull << index;
@@ -831,13 +860,14 @@ void Scheduler::wake_waiters() {
 void Scheduler::push_threaded(Job* job, std::uint32_t self) {
   const std::uint32_t q = priority_index(job->desc.priority);
   if (mode() == Mode::Static) {
-    // Outside threads deal only to worker threads: participant 0 runs its mailbox only while it
-    // waits, and an outside thread cannot know whether it will.
+    // Only participant 0 deals to itself: it runs its mailbox only while it waits, which a
+    // worker or an outside thread cannot count on.
     const std::uint32_t target =
-        self < worker_count_ ? participants_[self].round_robin++ % worker_count_
-        : worker_count_ == 1 ? 0
-                             : 1 + external_round_robin_.fetch_add(1, std::memory_order_relaxed) %
-                                       (worker_count_ - 1);
+        self == 0              ? participants_[0].round_robin++ % worker_count_
+        : worker_count_ == 1   ? 0
+        : self < worker_count_ ? 1 + participants_[self].round_robin++ % (worker_count_ - 1)
+                               : 1 + external_round_robin_.fetch_add(1, std::memory_order_relaxed) %
+                                         (worker_count_ - 1);
     if (!participants_[target].mailbox[q].push(job)) {
       note_overflow("the target worker's mailbox is full", job->desc);
       execute(job, self, 0);
@@ -892,6 +922,12 @@ void Scheduler::wait_as_participant(Counter& counter, std::uint32_t self) {
     after_idle = true;
   }
   flush_batch(self);  // back to user code: nothing may stay deferred
+  // A wake meant for the queues may have reached us while our counter finished: pass it on.
+  if (mode() == Mode::Dynamic && spinning_.load(std::memory_order_relaxed) == 0 &&
+      (parked_.load(std::memory_order_relaxed) & ~waiting_.load(std::memory_order_relaxed)) != 0 &&
+      any_queued()) {
+    wake_one(self);
+  }
 }
 
 #endif  // SPINDLE_THREADS

@@ -56,7 +56,7 @@ class JobPool {
   Job* try_acquire() {
     // Slots finish out of order; looking a few ahead avoids declaring the pool full because one
     // long job still holds the oldest slot.
-    for (int probe = 0; probe < 8; ++probe) {
+    for (int probe = 0; probe < 32; ++probe) {
       Job* job = at(next_);
       next_ = (next_ + 1) & mask_;
       if (job->state.load(std::memory_order_acquire) == 0) {
@@ -173,6 +173,7 @@ class Scheduler {
   void attach(Counter& dependency, Job* job);
   void run_list(Job* list);
   bool any_queued() const;
+  bool pools_idle() const;  // every pool slot free: no pooled job queued, running or waiting
   void record_exception(Counter* counter, const JobDesc& desc);
   void book(std::uint32_t slot, bool exclusive, const JobDesc& desc, std::uint64_t elapsed);
 

@@ -81,6 +81,11 @@ void TbbBackend::wait(Counter& counter) {
     // A continuation not yet released by its dependency is not in the group yet.
     if (!counter.done()) std::this_thread::yield();
   }
+  // The task that finished the counter may still be returning through the scheduler: join it,
+  // so that nothing of ours is in use once wait() returns.
+  if (void* group = slot.load(std::memory_order_acquire)) {
+    static_cast<tbb::task_group*>(group)->wait();
+  }
 }
 
 }  // namespace spindle::jobs::detail

@@ -203,6 +203,21 @@ TEST_P(JobSystemModes, OverCapacityRunsInlineAndIsCounted) {
   EXPECT_EQ(js.stats().inline_overflows, before + 1);
 }
 
+TEST(JobSystem, HighPriorityJobsQueuedTogetherRunFirst) {
+  // One participant, so the order is the scheduler's choice alone.
+  JobSystem js(config_for(Mode::Dynamic, 1));
+  std::vector<int> order;
+  Counter counter;
+  js.run(counter, {"outer"}, [&] {
+    for (int i = 0; i < 5; ++i) js.run(counter, {"normal"}, [&order] { order.push_back(0); });
+    for (int i = 0; i < 5; ++i) {
+      js.run(counter, {"high", 0, Priority::High}, [&order] { order.push_back(1); });
+    }
+  });
+  js.wait(counter);
+  EXPECT_EQ(order, (std::vector<int>{1, 1, 1, 1, 1, 0, 0, 0, 0, 0}));
+}
+
 TEST_P(JobSystemModes, HighPriorityJobsRunAndAreTimedPerTag) {
   JobSystem js(config_for(GetParam(), 4));
   js.reset_stats();
@@ -291,6 +306,28 @@ TEST_P(JobSystemModes, NonTrivialCapturesAreDestroyed) {
   js.wait(counter);
   EXPECT_EQ(sum.load(), 50 * 42);
   EXPECT_EQ(shared.use_count(), 1) << "every captured copy was destroyed";
+}
+
+TEST_P(JobSystemModes, RunAfterOwnCounterOverCapacityDoesNotDeadlock) {
+  // A job counted on `mine` adds a continuation of `mine` itself, with a capture too big for a
+  // slot: it cannot run inline (its dependency is this very job) and must not be waited for.
+  Config config = config_for(GetParam(), 2);
+  config.capture_bytes = 64;
+  JobSystem js(config);
+  Counter mine;
+  Counter after;
+  std::atomic<int> order{0};
+  std::atomic<int> continuation_saw{-1};
+  js.run(mine, {"parent"}, [&] {
+    std::array<char, 200> big{};
+    big[0] = 1;
+    js.run_after(mine, after, {"child"}, [&, big] { continuation_saw = order.load() + big[0]; });
+    order = 10;
+  });
+  js.wait(mine);   // first: `after` gets its job only once the parent has run
+  js.wait(after);
+  EXPECT_EQ(continuation_saw.load(), 11) << "the continuation ran after its dependency finished";
+  EXPECT_GE(js.stats().inline_overflows, 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModes, JobSystemModes, ::testing::ValuesIn(test::available_modes()),
@@ -480,6 +517,107 @@ TEST(JobSystem, PinsEachParticipantToItsOwnCpu) {
   EXPECT_EQ(CPU_COUNT(&after), cpus) << "the main thread's mask is restored on shutdown";
 }
 #endif
+
+TEST(JobSystem, OutsideSubmissionIsNotLostWhileMainWaits) {
+  // Main keeps parking inside wait() on short-lived counters while an outside thread submits:
+  // a wake meant for the queues must never be swallowed by a waiter whose counter just finished.
+  Config config = config_for(Mode::Dynamic, 3);
+  config.spin_before_park_us = 1;
+  JobSystem js(config);
+  std::atomic<bool> outside_done{false};
+  std::atomic<int> ran{0};
+  const int rounds = static_cast<int>(3000 * test::stress_scale()) + 10;
+  std::thread outside([&] {
+    for (int r = 0; r < rounds; ++r) {
+      Counter counter;
+      js.run(counter, {"outside"}, [&] { ran.fetch_add(1); });
+      js.wait(counter);
+    }
+    outside_done = true;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!outside_done.load() && std::chrono::steady_clock::now() < deadline) {
+    Counter mine;
+    js.run(mine, {"main"}, [] {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    });
+    js.wait(mine);
+  }
+  ASSERT_TRUE(outside_done.load()) << "an outside thread's job was never run: lost wake-up";
+  outside.join();
+  EXPECT_EQ(ran.load(), rounds);
+}
+
+TEST(JobSystem, DeferredCounterUpdatesDoNotOutliveTheirCounter) {
+  // Worker 1 runs the jobs of `counter` and then a job that blocks until the outside waiter has
+  // seen `counter` done. If worker 1 kept its finished jobs unsubtracted while running the
+  // blocking job, the waiter would never see it done: the test would time out.
+  JobSystem js(config_for(Mode::Dynamic, 2));
+  std::atomic<bool> release{false};
+  std::atomic<bool> seen_done{false};
+  std::thread outside([&] {
+    Counter counter;
+    for (int i = 0; i < 50; ++i) js.run(counter, {"quick"}, [] {});
+    js.run_detached({"blocker"}, [&] {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (!release.load() && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::yield();
+      }
+    });
+    js.wait(counter);
+    seen_done = true;
+    release = true;
+  });
+  outside.join();
+  EXPECT_TRUE(seen_done.load());
+}
+
+TEST(JobSystem, StaticModeNestedWaitsRootedOutsideMainFinish) {
+  // A job submitted from an outside thread nests a parallel_for and waits, while main does not
+  // wait at all: nothing may be dealt to main's mailbox, which only main runs.
+  JobSystem js(config_for(Mode::Static, 3));
+  std::atomic<long> sum{0};
+  std::thread outside([&] {
+    Counter counter;
+    for (int i = 0; i < 8; ++i) {
+      js.run(counter, {"outer"}, [&] {
+        js.parallel_for(0, 1000, 10, [&](std::size_t k) { sum.fetch_add(static_cast<long>(k)); });
+      });
+    }
+    js.wait(counter);
+  });
+  outside.join();
+  EXPECT_EQ(sum.load(), 8L * 999 * 1000 / 2);
+}
+
+TEST(JobSystem, OneParticipantStillDrainsAtShutdown) {
+  std::atomic<int> ran{0};
+  {
+    JobSystem js(config_for(Mode::Dynamic, 1));
+    EXPECT_EQ(js.worker_count(), 1u);
+    for (int i = 0; i < 100; ++i) js.run_detached({"late"}, [&] { ran.fetch_add(1); });
+  }
+  EXPECT_EQ(ran.load(), 100);
+}
+
+TEST(JobSystem, SetModeIsRefusedWhileJobsAreInFlight) {
+  JobSystem js(config_for(Mode::Dynamic, 2));
+  Counter gate;
+  Counter after;
+  std::atomic<bool> open{false};
+  js.run(gate, {"gate"}, [&] {
+    while (!open.load()) std::this_thread::yield();
+  });
+  js.run_after(gate, after, {"after"}, [] {});
+  js.set_mode(Mode::Static);  // refused: one job running or queued, one continuation waiting
+  EXPECT_EQ(js.mode(), Mode::Dynamic);
+  open = true;
+  js.wait(after);
+  js.set_mode(Mode::Static);
+  EXPECT_EQ(js.mode(), Mode::Static);
+}
 
 TEST(JobSystem, IdleEngineBurnsNoCpu) {
   JobSystem js(config_for(Mode::Dynamic, 0));

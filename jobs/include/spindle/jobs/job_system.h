@@ -28,7 +28,12 @@
 // Capacities are fixed at construction (Config::jobs_per_worker, Config::capture_bytes); nothing
 // is allocated from the heap per job. Over capacity (pool or queue full, or a callable larger than
 // capture_bytes) the job runs inline on the submitting thread: correct, counted in
-// Stats::inline_overflows and logged once.
+// Stats::inline_overflows and logged once. The one exception is a run_after() whose dependency is
+// still pending: it cannot run now, so it goes to the heap (also counted and logged once).
+//
+// run_after(dependency, ...) starts once `dependency` is done, where a counter with nothing
+// pending counts as done: submit the dependency's jobs before the jobs that run after them.
+// A Counter destroyed with jobs pending aborts with a message (the jobs would use freed memory).
 //
 // Exceptions: a job that throws has its first exception captured in its Counter and rethrown by
 // wait() on that counter (later ones are counted and dropped). Jobs submitted with run_detached()
@@ -166,8 +171,12 @@ struct alignas(64) Job {
   }
 };
 
-inline constexpr std::uint32_t kJobPooled = 1u;
-inline constexpr std::uint32_t kJobDetached = 2u;
+inline constexpr std::uint32_t kJobPooled = 1u;  // slot of a JobPool: freed by Job::state
+inline constexpr std::uint32_t kJobHeap = 2u;    // emergency continuation: freed with delete
+
+// A heap slot for a continuation that found no pool slot: it must wait for its dependency, and
+// waiting in its place could deadlock (a job that run_after()s its own counter).
+Job* allocate_heap_job(std::size_t capture_bytes);
 
 class Scheduler;
 class TbbBackend;
@@ -240,9 +249,10 @@ class JobSystem {
   // Runs jobs until `counter` is done, then rethrows the first exception of its jobs, if any.
   void wait(Counter& counter);
 
-  // Calls fn(b, e) over disjoint sub-ranges covering [begin, end), each at most about `grain`
-  // long (grain 0: chosen from the participant count), and returns when all have run. Static
-  // splits evenly over the participants, Dynamic splits recursively so thieves take big halves.
+  // Calls fn(b, e) over disjoint sub-ranges covering [begin, end) and returns when all have run.
+  // Dynamic and Tbb split recursively (thieves take big halves) down to at most `grain` (0:
+  // chosen from the participant count); Static splits evenly, one chunk per participant it deals
+  // to, each at least `grain` long. fn is called concurrently, through a const reference.
   template <class F>
   void parallel_for_range(std::size_t begin, std::size_t end, std::size_t grain, F&& fn,
                           const JobDesc& desc = {"parallel_for"}) {
@@ -271,7 +281,7 @@ class JobSystem {
   }
 
   Mode mode() const { return mode_; }
-  // Switches mode between frames. Requires that no job is in flight (asserted).
+  // Switches mode between frames. Refused, with a logged error, while any job is in flight.
   void set_mode(Mode mode);
   // Participants including the constructing thread (1 in Single mode builds).
   std::uint32_t worker_count() const { return worker_count_; }
@@ -294,6 +304,7 @@ class JobSystem {
   detail::Job* acquire_job();
   void submit(detail::Job* job, Counter* dependency);
   void run_inline(detail::Job* job, Counter* dependency);
+  void note_heap_continuation(const JobDesc& desc);
   void submit_range(Counter& counter, const JobDesc& desc, std::size_t begin, std::size_t end,
                     std::size_t grain, void (*call)(const void*, std::size_t, std::size_t),
                     const void* fn);
@@ -323,6 +334,18 @@ void JobSystem::submit_callable(Counter* counter, Counter* dependency, const Job
     job->desc = desc;
     ::new (static_cast<void*>(job->capture())) Fn(std::forward<F>(fn));
     if (counter != nullptr) counter->add(1);
+    submit(job, dependency);
+    return;
+  }
+  if (dependency != nullptr && !dependency->done()) {
+    // A continuation cannot run now; keep it, on the heap (counted and logged as an overflow).
+    job = detail::allocate_heap_job(sizeof(Fn));
+    job->invoke = &detail::Job::invoke_capture<Fn>;
+    job->counter = counter;
+    job->desc = desc;
+    ::new (static_cast<void*>(job->capture())) Fn(std::forward<F>(fn));
+    if (counter != nullptr) counter->add(1);
+    note_heap_continuation(desc);
     submit(job, dependency);
     return;
   }
