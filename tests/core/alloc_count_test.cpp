@@ -12,48 +12,14 @@
 #include <spindle/core/profiler.h>
 #include <spindle/jobs/job_system.h>
 
+#include "alloc_counter.h"
 #include "test_support.h"
-
-// The replacements below pair operator new with free() on purpose; GCC flags that once inlined.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-namespace {
-std::atomic<std::size_t> g_news{0};
-}
-
-void* operator new(std::size_t size) {
-  g_news.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size != 0 ? size : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) {
-  return ::operator new(size);
-}
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  g_news.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(size != 0 ? size : 1);
-}
-void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
-  return ::operator new(size, tag);
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  std::free(p);
-}
 
 namespace spindle::core {
 namespace {
 
 std::size_t news() {
-  return g_news.load(std::memory_order_relaxed);
+  return static_cast<std::size_t>(::spindle::test::heap_allocations());
 }
 
 TEST(AllocCount, CounterSeesHeapAllocations) {

@@ -3,72 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstdlib>
-#include <new>
 
+#include "alloc_counter.h"
 #include "spindle/jobs/job_system.h"
 #include "test_util.h"
-
-// The replacements below pair malloc with free by design; GCC cannot see that they are a pair.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-namespace {
-std::atomic<long> g_allocations{0};
-
-// Sanitizer runtimes interpose operator new themselves, so our replacement never sees a call.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kCountingPossible = false;
-#else
-constexpr bool kCountingPossible = true;
-#endif
-}  // namespace
-
-#define SPINDLE_REQUIRE_ALLOCATION_COUNTING()                     \
-  if (!kCountingPossible)                                         \
-  GTEST_SKIP() << "allocation counting is off under sanitizers; " \
-                  "the release and debug runs check it"
-
-void* operator new(std::size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) {
-  return operator new(size);
-}
-void* operator new(std::size_t size, std::align_val_t align) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  const std::size_t a = static_cast<std::size_t>(align);
-  if (void* p = std::aligned_alloc(a, (size + a - 1) / a * a)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size, std::align_val_t align) {
-  return operator new(size, align);
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::align_val_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::align_val_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
-  std::free(p);
-}
 
 namespace spindle::jobs {
 namespace {
@@ -101,9 +39,9 @@ TEST_P(Allocations, SteadyStateFramesAllocateNothing) {
   JobSystem js(test::config_for(GetParam(), 0));
   std::atomic<long> sink{0};
   for (int i = 0; i < 20; ++i) frame(js, sink);  // warm-up: thread-locals, oneTBB's internals
-  const long before = g_allocations.load();
+  const long before = ::spindle::test::heap_allocations();
   for (int i = 0; i < 200; ++i) frame(js, sink);
-  const long during = g_allocations.load() - before;
+  const long during = ::spindle::test::heap_allocations() - before;
   EXPECT_EQ(during, 0) << "heap allocations over 200 frames (" << 200 * 330 << " jobs)";
   EXPECT_EQ(sink.load(), 220L * (256 * 6 + 64 + 10));
 }
@@ -122,10 +60,10 @@ INSTANTIATE_TEST_SUITE_P(OwnModes, Allocations, ::testing::ValuesIn(own_modes())
 
 TEST(Allocations, CountingWorks) {
   SPINDLE_REQUIRE_ALLOCATION_COUNTING();
-  const long before = g_allocations.load();
+  const long before = ::spindle::test::heap_allocations();
   int* volatile p = new int(3);  // volatile: the pair may not be elided
   delete p;
-  EXPECT_EQ(g_allocations.load() - before, 1);
+  EXPECT_EQ(::spindle::test::heap_allocations() - before, 1);
 }
 
 }  // namespace

@@ -324,7 +324,7 @@ TEST_P(JobSystemModes, RunAfterOwnCounterOverCapacityDoesNotDeadlock) {
     js.run_after(mine, after, {"child"}, [&, big] { continuation_saw = order.load() + big[0]; });
     order = 10;
   });
-  js.wait(mine);   // first: `after` gets its job only once the parent has run
+  js.wait(mine);  // first: `after` gets its job only once the parent has run
   js.wait(after);
   EXPECT_EQ(continuation_saw.load(), 11) << "the continuation ran after its dependency finished";
   EXPECT_GE(js.stats().inline_overflows, 1u);
