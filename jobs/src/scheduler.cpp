@@ -857,28 +857,62 @@ void Scheduler::wake_waiters() {
   }
 }
 
+void Scheduler::deal_static(Job* job, std::uint32_t self) {
+  const std::uint32_t q = priority_index(job->desc.priority);
+  // Participant 0 runs its mailbox only while it waits. Others deal to it only while it does;
+  // when it stops waiting it hands what is left to the workers (redeal_main_mailbox).
+  const bool to_all =
+      self == 0 || worker_count_ == 1 || main_waiting_.load(std::memory_order_seq_cst);
+  std::uint32_t target = 0;
+  if (self < worker_count_) {
+    const std::uint32_t turn = participants_[self].round_robin++;
+    target = to_all ? turn % worker_count_ : 1 + turn % (worker_count_ - 1);
+  } else {
+    const std::uint32_t turn = external_round_robin_.fetch_add(1, std::memory_order_relaxed);
+    target = to_all ? turn % worker_count_ : 1 + turn % (worker_count_ - 1);
+  }
+  if (!participants_[target].mailbox[q].push(job)) {
+    note_overflow("the target worker's mailbox is full", job->desc);
+    execute(job, self, 0);
+    return;
+  }
+  full_fence();
+  if (target == 0 && self != 0 && !main_waiting_.load(std::memory_order_seq_cst)) {
+    // Participant 0 stopped waiting meanwhile and may have drained its mailbox already: take
+    // back what is there (whoever pops a job re-deals it; the queue gives each job to one).
+    redeal_main_mailbox();
+  }
+  const std::uint64_t bit = 1ull << target;
+  if (target != self && (parked_.load(std::memory_order_relaxed) & bit) != 0) {
+    parked_.fetch_and(~bit, std::memory_order_acq_rel);
+    wake(target);
+  }
+}
+
+void Scheduler::redeal_main_mailbox() {
+  if (worker_count_ == 1) return;  // no one else to run them; participant 0 will, when it waits
+  for (std::uint32_t q = 0; q < kPriorityCount; ++q) {
+    while (Job* job = participants_[0].mailbox[q].pop()) {
+      const std::uint32_t turn = external_round_robin_.fetch_add(1, std::memory_order_relaxed);
+      const std::uint32_t target = 1 + turn % (worker_count_ - 1);
+      if (!participants_[target].mailbox[q].push(job)) {
+        execute(job, current_worker(), 0);
+        continue;
+      }
+      full_fence();
+      const std::uint64_t bit = 1ull << target;
+      if ((parked_.load(std::memory_order_relaxed) & bit) != 0) {
+        parked_.fetch_and(~bit, std::memory_order_acq_rel);
+        wake(target);
+      }
+    }
+  }
+}
+
 void Scheduler::push_threaded(Job* job, std::uint32_t self) {
   const std::uint32_t q = priority_index(job->desc.priority);
   if (mode() == Mode::Static) {
-    // Only participant 0 deals to itself: it runs its mailbox only while it waits, which a
-    // worker or an outside thread cannot count on.
-    const std::uint32_t target =
-        self == 0              ? participants_[0].round_robin++ % worker_count_
-        : worker_count_ == 1   ? 0
-        : self < worker_count_ ? 1 + participants_[self].round_robin++ % (worker_count_ - 1)
-                               : 1 + external_round_robin_.fetch_add(1, std::memory_order_relaxed) %
-                                         (worker_count_ - 1);
-    if (!participants_[target].mailbox[q].push(job)) {
-      note_overflow("the target worker's mailbox is full", job->desc);
-      execute(job, self, 0);
-      return;
-    }
-    full_fence();
-    const std::uint64_t bit = 1ull << target;
-    if (target != self && (parked_.load(std::memory_order_relaxed) & bit) != 0) {
-      parked_.fetch_and(~bit, std::memory_order_acq_rel);
-      wake(target);
-    }
+    deal_static(job, self);
     return;
   }
 
@@ -902,6 +936,7 @@ void Scheduler::push_threaded(Job* job, std::uint32_t self) {
 
 void Scheduler::wait_as_participant(Counter& counter, std::uint32_t self) {
   Participant& me = participants_[self];
+  if (self == 0 && main_wait_depth_++ == 0) main_waiting_.store(true, std::memory_order_seq_cst);
   // The job running around this wait may hold a batch; its counter's waiters must not wait on us.
   flush_batch(self);
   std::uint64_t chain = 0;
@@ -922,6 +957,11 @@ void Scheduler::wait_as_participant(Counter& counter, std::uint32_t self) {
     after_idle = true;
   }
   flush_batch(self);  // back to user code: nothing may stay deferred
+  if (self == 0 && --main_wait_depth_ == 0) {
+    main_waiting_.store(false, std::memory_order_seq_cst);
+    full_fence();
+    if (mode() == Mode::Static) redeal_main_mailbox();
+  }
   // A wake meant for the queues may have reached us while our counter finished: pass it on.
   if (mode() == Mode::Dynamic && spinning_.load(std::memory_order_relaxed) == 0 &&
       (parked_.load(std::memory_order_relaxed) & ~waiting_.load(std::memory_order_relaxed)) != 0 &&

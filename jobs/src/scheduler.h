@@ -204,6 +204,8 @@ class Scheduler {
   void wake(std::uint32_t index);
   void wake_waiters();
   void push_threaded(Job* job, std::uint32_t self);
+  void deal_static(Job* job, std::uint32_t self);
+  void redeal_main_mailbox();
   void wait_as_participant(Counter& counter, std::uint32_t self);
 #endif
   void wait_spinning(const Counter& counter);
@@ -247,6 +249,9 @@ class Scheduler {
   // Participants in their spin phase: a submitter wakes a sleeper only when nobody is spinning
   // (the spinner will find the job and wake the next one if more is queued).
   std::atomic<std::uint32_t> spinning_{0};
+  // Participant 0 is inside wait() (Static mode deals to its mailbox only then).
+  std::atomic<bool> main_waiting_{false};
+  std::uint32_t main_wait_depth_ = 0;  // participant 0 only
   // Cadence of bursts, worker 1 only (see Config::predictive_wake).
   std::uint64_t burst_last_ns_ = 0;
   std::uint64_t burst_period_ns_ = 0;
