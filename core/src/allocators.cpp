@@ -114,6 +114,7 @@ FixedPool::FixedPool(MemTag tag, std::size_t block_size, std::size_t block_count
   std::size_t live_bytes = 0;
 #endif
   backing_size_ = blocks_bytes + live_bytes;
+  if (backing_size_ < blocks_bytes) blocks_bytes = 0;  // the sum wrapped: treat as too large
   if (blocks_bytes != 0) {
     base_ = static_cast<std::byte*>(
         detail::reserve_backing(tag, backing_size_, align > kCacheLine ? align : kCacheLine));
@@ -165,6 +166,14 @@ void* FixedPool::allocate() {
   return block;
 }
 
+bool FixedPool::is_live(const void* p) const {
+  if (p == nullptr || !owns(p)) return false;
+  if (live_ == nullptr) return true;  // no tracking without asserts: trust the caller
+  const std::size_t index =
+      static_cast<std::size_t>(static_cast<const std::byte*>(p) - base_) / block_size_;
+  return live_[index] != 0;
+}
+
 void FixedPool::free(void* p) {
   if (p == nullptr) return;
   SPINDLE_ASSERT(owns(p), "a block freed to a FixedPool came from that pool");
@@ -188,9 +197,17 @@ FrameArenas::FrameArenas(MemTag tag, std::uint32_t participants, std::size_t byt
   // Cache-line slices: neighbouring workers never share a line.
   std::size_t slice = round_up(bytes_per_participant, kCacheLine);
   std::size_t count = static_cast<std::size_t>(participants_) * buffers_;
-  backing_size_ = slice * count;
-  backing_ = static_cast<std::byte*>(detail::reserve_backing(tag, backing_size_, kCacheLine));
-  if (backing_ == nullptr) backing_size_ = 0;
+  // Sizes that wrap when rounded or multiplied cannot be backed: build empty arenas (every
+  // allocation fails and is counted) rather than arenas claiming memory they do not have.
+  const bool wraps = slice < bytes_per_participant || (count != 0 && slice > SIZE_MAX / count);
+  backing_size_ = wraps ? 0 : slice * count;
+  backing_ = backing_size_ == 0
+                 ? nullptr
+                 : static_cast<std::byte*>(detail::reserve_backing(tag, backing_size_, kCacheLine));
+  if (backing_ == nullptr) {
+    backing_size_ = 0;
+    bytes_per_participant = 0;
+  }
   arenas_.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
     void* slice_base = backing_ != nullptr ? backing_ + i * slice : nullptr;

@@ -30,7 +30,7 @@ bool EntityPool::destroy(Entity entity) {
     return true;
   }
   ++generations_[entity.index];
-  const std::uint32_t tail = (head_ + free_count_) % capacity();
+  const auto tail = static_cast<std::uint32_t>((std::uint64_t{head_} + free_count_) % capacity());
   free_[tail] = entity.index;
   ++free_count_;
   return true;

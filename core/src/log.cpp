@@ -108,7 +108,11 @@ void Logger::vwrite(LogChannel channel, LogLevel level, const char* file, int li
 
 void Logger::emit(const LogRecord& record) {
   if (t_in_sinks) return;
-  t_in_sinks = true;
+  // Reset even if a sink throws, or this thread's logging would stay silenced for good.
+  struct InSinks {
+    InSinks() { t_in_sinks = true; }
+    ~InSinks() { t_in_sinks = false; }
+  } in_sinks;
   {
     LockGuard lock(mutex_);
     if (stderr_enabled()) std::fwrite(record.text, 1, record.text_size, stderr);
@@ -120,7 +124,6 @@ void Logger::emit(const LogRecord& record) {
       if (sink.fn != nullptr) sink.fn(sink.user, record);
     }
   }
-  t_in_sinks = false;
 }
 
 void Logger::set_stderr_enabled(bool enabled) {

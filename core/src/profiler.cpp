@@ -187,9 +187,7 @@ ThreadBuffer* register_thread() {
   }
   if (buffer == nullptr) {
     t_unregistered = true;
-    if (s.threads_dropped.fetch_add(1, std::memory_order_relaxed) == 0)
-      SPINDLE_LOG_WARNING(Profiler, "more than %u live threads: later ones are not profiled",
-                          kMaxThreads);
+    s.threads_dropped.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
   buffer->tid = s.next_tid++;
@@ -201,10 +199,17 @@ ThreadBuffer* register_thread() {
 ThreadBuffer* this_thread() {
   if (t_buffer != nullptr) return t_buffer;
   if (t_unregistered) return nullptr;
-  return register_thread();
+  ThreadBuffer* buffer = register_thread();
+  // Logged here, outside the registry lock: a log sink may itself open a zone.
+  if (buffer == nullptr && state().threads_dropped.load(std::memory_order_relaxed) == 1) {
+    SPINDLE_LOG_WARNING(Profiler, "more than %u live threads: later ones are not profiled",
+                        kMaxThreads);
+  }
+  return buffer;
 }
 
 std::uint32_t hash_name(const char* name) {
+  if (name == nullptr) name = "?";
   std::uint32_t h = 2166136261u;  // FNV-1a
   for (const char* c = name; *c != '\0'; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 16777619u;
   return h;
@@ -230,6 +235,7 @@ NameEntry* find_entry(State& s, const char* name, std::uint32_t& used) {
 }
 
 void append_escaped(std::string& out, const char* text) {
+  if (text == nullptr) text = "?";
   for (const char* c = text; *c != '\0'; ++c) {
     auto u = static_cast<unsigned char>(*c);
     if (u == '"' || u == '\\') {
@@ -262,7 +268,10 @@ bool enabled() {
 }
 
 void set_events_per_thread(std::uint32_t events) {
-  state().events_per_thread.store(events, std::memory_order_relaxed);
+  // Capped at 2^24 events (512 MiB at 32 bytes) so bit_ceil stays defined and a ring can exist.
+  constexpr std::uint32_t kMaxEvents = 1u << 24;
+  state().events_per_thread.store(events < kMaxEvents ? events : kMaxEvents,
+                                  std::memory_order_relaxed);
 }
 std::uint32_t events_per_thread() {
   return std::bit_ceil(
@@ -286,6 +295,7 @@ void zone_end(const char* name, std::uint64_t begin_ns) {
 }
 
 void begin_zone(const char* name) {
+  if (name == nullptr) name = "?";  // a JobDesc without a name must not crash the trace
   ThreadBuffer* buffer = this_thread();
   if (buffer == nullptr) return;
   if (buffer->open_count == kMaxOpenZones) {

@@ -47,7 +47,12 @@ FixedStep::FixedStep(std::int64_t step_ns, std::uint32_t max_steps)
 }
 
 std::uint32_t FixedStep::add(std::int64_t delta_ns) {
-  if (delta_ns > 0) accumulator_ns_ += delta_ns;
+  // Saturate: a huge delta fed to a bare FixedStep must not overflow the accumulator (the
+  // max_steps clamp below drops the excess anyway).
+  if (delta_ns > 0) {
+    accumulator_ns_ =
+        delta_ns > INT64_MAX - accumulator_ns_ ? INT64_MAX : accumulator_ns_ + delta_ns;
+  }
   std::int64_t steps = accumulator_ns_ / step_ns_;
   if (steps > static_cast<std::int64_t>(max_steps_)) {
     // Keep the sub-step remainder so alpha stays continuous; drop whole steps beyond the cap.

@@ -330,3 +330,28 @@ TEST(FrameArenas, JobsAllocateFromTheirOwnWorkersArena) {
 
 }  // namespace
 }  // namespace spindle::core
+
+namespace spindle::core {
+namespace {
+
+TEST(AllocatorsReview, SizesThatWrapGiveEmptyAllocatorsNotCorruption) {
+  FrameArenas arenas(MemTag::Frame, 8, SIZE_MAX - 10);
+  EXPECT_EQ(arenas.arena(0).allocate(16, 8), nullptr);
+  FixedPool pool(MemTag::Core, 16, (SIZE_MAX / 17) + 2, 8, "huge");
+  EXPECT_EQ(pool.allocate(), nullptr);
+}
+
+TEST(AllocatorsReview, PoolKnowsWhichBlocksAreLive) {
+  FixedPool pool(MemTag::Core, 32, 4, 8, "live");
+  void* a = pool.allocate();
+  EXPECT_TRUE(pool.is_live(a));
+  pool.free(a);
+#if SPINDLE_ASSERTS
+  EXPECT_FALSE(pool.is_live(a)) << "Pool<T>::destroy checks this before running ~T";
+#endif
+  int outside = 0;
+  EXPECT_FALSE(pool.is_live(&outside));
+}
+
+}  // namespace
+}  // namespace spindle::core

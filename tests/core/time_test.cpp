@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+
 namespace spindle::core {
 namespace {
 
@@ -110,6 +113,39 @@ TEST(Time, SecondsConversions) {
   EXPECT_EQ(seconds_to_ns(1.5), 1'500'000'000);
   EXPECT_EQ(seconds_to_ns(-0.25), -250'000'000);
   EXPECT_DOUBLE_EQ(ns_to_seconds(250'000'000), 0.25);
+}
+
+}  // namespace
+}  // namespace spindle::core
+
+namespace spindle::core {
+namespace {
+
+TEST(GameClockReview, StepRequestDoesNotSurviveResume) {
+  GameClock clock(1000, 1'000'000);
+  clock.pause();
+  clock.step();
+  clock.resume();
+  clock.pause();
+  EXPECT_EQ(clock.advance(500), 0) << "the step asked for in the earlier pause is gone";
+}
+
+TEST(GameClockReview, HugeOrNanTimeScaleStaysDefined) {
+  GameClock clock(1000, 1'000'000);
+  clock.set_time_scale(1e300);
+  EXPECT_EQ(clock.time_scale(), GameClock::kMaxTimeScale);
+  EXPECT_EQ(clock.advance(1000), 1'000'000);
+  clock.set_time_scale(std::numeric_limits<double>::quiet_NaN());
+  EXPECT_EQ(clock.time_scale(), 0.0);
+  EXPECT_EQ(clock.advance(1000), 0);
+}
+
+TEST(FixedStepReview, HugeDeltaSaturatesInsteadOfOverflowing) {
+  FixedStep step(1000, 4);
+  EXPECT_EQ(step.add(INT64_MAX), 4u);
+  EXPECT_EQ(step.add(INT64_MAX), 4u);
+  EXPECT_GE(step.alpha(), 0.0);
+  EXPECT_LT(step.alpha(), 1.0);
 }
 
 }  // namespace

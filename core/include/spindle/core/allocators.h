@@ -154,6 +154,9 @@ class FixedPool {
 
   void* allocate();        // nullptr when every block is in use
   void free(void* block);  // null is ignored; anything else must come from this pool
+  // Whether `p` is a block of this pool that is currently allocated (with SPINDLE_ASSERTS off,
+  // only whether it belongs to the pool).
+  bool is_live(const void* p) const;
 
   bool owns(const void* p) const;
   std::size_t block_size() const { return block_size_; }  // after rounding up for alignment
@@ -198,6 +201,8 @@ class Pool {
   }
   void destroy(T* object) {
     if (object == nullptr) return;
+    // Checked before the destructor runs: a second destroy must not run ~T on a free block.
+    SPINDLE_ASSERT(pool_.is_live(object), "a Pool object is destroyed once, by its own pool");
     object->~T();
     pool_.free(object);
   }

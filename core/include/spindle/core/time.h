@@ -60,14 +60,25 @@ class GameClock {
   // fixed_step_ns() (unscaled, so a single step is always one simulation step).
   std::int64_t advance(std::int64_t real_delta_ns);
 
-  void pause() { paused_ = true; }
-  void resume() { paused_ = false; }
+  // A step() requested but not yet taken does not outlive the pause it was asked in.
+  void pause() {
+    paused_ = true;
+    step_requested_ = false;
+  }
+  void resume() {
+    paused_ = false;
+    step_requested_ = false;
+  }
   bool paused() const { return paused_; }
   // Requests one fixed step for the next advance() while paused (no effect while running).
   void step() { step_requested_ = paused_; }
 
-  // Scales real deltas (0.5 = half speed). Negative values count as 0.
-  void set_time_scale(double scale) { time_scale_ = scale > 0.0 ? scale : 0.0; }
+  // Scales real deltas (0.5 = half speed). Negative values and NaN count as 0; the scale is
+  // capped at kMaxTimeScale so a scaled delta always fits in nanoseconds.
+  static constexpr double kMaxTimeScale = 1000.0;
+  void set_time_scale(double scale) {
+    time_scale_ = scale > 0.0 ? (scale < kMaxTimeScale ? scale : kMaxTimeScale) : 0.0;
+  }
   double time_scale() const { return time_scale_; }
 
   std::int64_t fixed_step_ns() const { return fixed_step_ns_; }
