@@ -57,7 +57,7 @@ std::uint32_t FixedStep::add(std::int64_t delta_ns) {
   if (steps > static_cast<std::int64_t>(max_steps_)) {
     // Keep the sub-step remainder so alpha stays continuous; drop whole steps beyond the cap.
     std::int64_t excess = (steps - max_steps_) * step_ns_;
-    dropped_ns_ += excess;
+    dropped_ns_ = excess > INT64_MAX - dropped_ns_ ? INT64_MAX : dropped_ns_ + excess;
     accumulator_ns_ -= excess;
     steps = max_steps_;
     ++clamped_frames_;
