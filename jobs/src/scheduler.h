@@ -157,16 +157,6 @@ class Scheduler {
  private:
   friend class TbbBackend;
 
-#if SPINDLE_THREADS
-  using Lock = std::mutex;
-#else
-  // Without threads there is nothing to exclude.
-  struct Lock {
-    void lock() {}
-    void unlock() {}
-  };
-#endif
-
   // Called when `count` jobs counted on `counter` have finished.
   void finish(Counter* counter, std::uint32_t count);
   void flush_batch(std::uint32_t self);
