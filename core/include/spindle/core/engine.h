@@ -1,0 +1,413 @@
+// The Engine: owns the job system, the world, the clocks and the frame graph of stages, and runs
+// frames in one of the job modes (single, static, dynamic, tbb).
+//
+// Usage (a whole game loop):
+//
+//   spindle::core::EngineConfig config;             // dynamic mode, one worker per core
+//   spindle::core::Engine engine(config);
+//   engine.world().register_component<Position>("position");
+//   engine.world().register_component<Velocity>("velocity");
+//   // A system: runs fn over every entity with these components, split into jobs. `const` marks
+//   // read-only access; systems whose writes do not conflict run concurrently.
+//   engine.add_system<const Velocity, Position>("move",
+//       [](spindle::core::StageContext& ctx, spindle::core::Entity, const Velocity& v, Position& p) {
+//         p.x += v.x * ctx.dt();
+//       });
+//   // A stage with its own code (declares what it touches; may split its own work):
+//   engine.add_stage({.name = "score", .phase = spindle::core::Phase::Gameplay,
+//                     .access = spindle::core::Access{}.read<Position>(),
+//                     .run = [](spindle::core::StageContext& ctx) { ... ctx.parallel_for(n, fn); }});
+//   engine.add_scene("level1", [](spindle::core::Engine& e) { /* spawn entities */ });
+//   engine.switch_scene("level1");
+//   while (!engine.quit_requested()) engine.frame(real_delta_ns);  // or engine.step() in tests
+//
+// The frame. Stages are ordered by (phase, registration order). Stage B depends on an earlier
+// stage A when they conflict (one writes a component type the other reads or writes) or when B
+// names A in `after`; stages with no path between them may run at the same time. Simulation
+// stages run once per fixed step (FixedStep accumulator, EngineConfig::fixed_step_ns); then
+// command buffers are applied (the sync point) and events flushed. Presentation stages (render,
+// audio: `simulation = false`) run once per frame with StageContext::alpha() for interpolation.
+// Two conflicting stages in the same phase with no declared order still run in registration
+// order, but the graph reports them (implicit_orders(), and a warning in the log) so the order
+// is a decision, not an accident.
+//
+// Modes:
+//   single  - stages in order on the calling thread, each one chunk; no worker threads.
+//   static  - stages in order, one after another; each stage's work split evenly over all
+//             workers (the job system's static mode deals chunks round-robin, no stealing).
+//   dynamic - every stage is a job that starts when the stages it depends on are done, so
+//             independent stages overlap; work stealing; and the dynamic allocator below
+//             decides, every frame, each stage's share of the workers, its split and its start.
+//   tbb     - the dynamic graph run through oneTBB with a fixed split (reference only).
+//
+// The dynamic allocator. Each stage's cost c_i is an exponential moving average (alpha =
+// EngineConfig::ema_alpha) of its measured CPU time (summed job time) per frame. For stage i let
+// C_i be the stages that can run concurrently with it (no path either way in the graph). With W
+// workers it gets
+//     workers_i = clamp(round(W * c_i / (c_i + sum_{j in C_i} c_j)), 1, W)
+// and is split into split_i = workers_i * EngineConfig::oversplit chunks (a stage alone gets all
+// W workers; oversplitting leaves stealing room to even out uneven chunks). Ready stages start
+// longest first (descending c_i), and the stages on the critical path (the longest chain by c_i)
+// run at high priority, so the longest chain starts first and the short independent stages
+// fill the gaps around it: the aim is that concurrent stages finish together. With stealing,
+// workers_i is a share expressed through the split, not a hard reservation. Every frame's
+// decisions are kept (last_decisions()) for the reports and the trace.
+//
+// Determinism: simulation runs on integer nanosecond fixed steps; parallel_for hands out
+// disjoint ranges; command buffers apply in item order (see world.h). The world's state hash
+// after N steps is the same in every mode and with any number of workers, provided stages write
+// only the entities of their own range (or through command buffers).
+//
+// Memory: once the graph is built (first frame after a change), a frame allocates nothing from
+// the heap: timings, decisions and command buffers live in storage sized at build time.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <spindle/core/log.h>
+#include <spindle/core/time.h>
+#include <spindle/core/world.h>
+#include <spindle/jobs/job_system.h>
+
+namespace spindle::core {
+
+class Engine;
+
+// Where a stage sits in the frame; stages are ordered by phase, then by registration.
+enum class Phase : std::uint8_t {
+  Input,
+  Gameplay,
+  Physics,
+  Transforms,
+  Animation,
+  RenderPrep,
+  Render,
+  Audio,
+};
+const char* to_string(Phase phase);
+
+// The component (or resource) types a stage reads and writes.
+struct Access {
+  std::vector<TypeId> reads;
+  std::vector<TypeId> writes;
+
+  template <class... T>
+  Access read() && {
+    (reads.push_back(type_id<T>()), ...);
+    return std::move(*this);
+  }
+  template <class... T>
+  Access write() && {
+    (writes.push_back(type_id<T>()), ...);
+    return std::move(*this);
+  }
+  // Whether running these two at once could race.
+  bool conflicts(const Access& other) const;
+};
+
+class StageContext;
+
+struct StageDesc {
+  const char* name = "stage";  // must outlive the engine (a literal)
+  Phase phase = Phase::Gameplay;
+  Access access{};
+  std::vector<std::string> after{};  // stages that must finish first (by name)
+  std::function<void(StageContext&)> run{};
+  bool simulation = true;  // false: once per frame after the simulation steps (render, audio)
+};
+
+using StageId = std::uint16_t;
+inline constexpr std::uint32_t kMaxStages = 64;
+
+// The allocator's decision for one stage in one frame.
+struct Decision {
+  StageId stage = 0;
+  std::uint16_t workers = 0;
+  std::uint32_t split = 0;
+  std::uint16_t order = 0;  // 0 starts first
+  bool critical = false;    // on the critical path: high priority
+  double predicted_ms = 0;  // the cost estimate the decision was made from
+};
+
+struct StageTiming {
+  std::uint64_t wall_ns = 0;  // from its first job's start to its last job's end
+  std::uint64_t cpu_ns = 0;   // summed job time
+  std::uint32_t jobs = 0;
+  std::uint32_t runs = 0;     // times it ran this frame (simulation stages: once per step)
+};
+
+struct FrameStats {
+  std::uint64_t frame = 0;     // frame number
+  std::uint64_t frame_ns = 0;  // wall time of frame()/step()
+  std::uint32_t steps = 0;     // simulation steps run
+  std::vector<StageTiming> stages;           // by StageId
+  std::vector<std::uint64_t> worker_busy_ns;  // by participant: time inside stage work
+  // Participant time not spent in stage work: workers x frame time - busy.
+  std::uint64_t idle_ns = 0;
+};
+
+// What a stage's code gets: the world, the jobs, the time, and a split chosen by the mode.
+class StageContext {
+ public:
+  World& world() const { return *world_; }
+  jobs::JobSystem& jobs() const { return *jobs_; }
+  Engine& engine() const { return *engine_; }
+  const char* name() const { return name_; }
+  // Seconds of this step (simulation: the fixed step; presentation: the frame delta).
+  float dt() const { return static_cast<float>(ns_to_seconds(dt_ns_)); }
+  std::int64_t dt_ns() const { return dt_ns_; }
+  std::uint64_t tick() const { return tick_; }  // simulation steps since start
+  float alpha() const { return alpha_; }        // presentation: blend previous/current step
+  // Chunks the mode/allocator chose for this stage's parallel work.
+  std::uint32_t split() const { return split_; }
+
+  // Calls fn(begin, end) over disjoint ranges covering [0, n), split into about split()
+  // chunks, and returns when all are done. Commands recorded through commands() inside fn apply
+  // in item order. Each chunk is timed into the stage.
+  template <class F>
+  void parallel_for(std::uint32_t n, const F& fn);
+  // The calling participant's command buffer (origin already set for this stage and chunk).
+  CommandBuffer& commands() const;
+
+ private:
+  friend class Engine;
+  struct Chunk {
+    const StageContext* ctx;
+    std::uint64_t origin;
+  };
+  void chunk_done(std::uint64_t begin_ns) const;
+  std::uint64_t serial_origin(std::uint32_t segment) const {
+    return (std::uint64_t{ordinal_} << 40) | (std::uint64_t{segment & 0x7f} << 33);
+  }
+
+  Engine* engine_ = nullptr;
+  World* world_ = nullptr;
+  jobs::JobSystem* jobs_ = nullptr;
+  const char* name_ = "";
+  StageId stage_ = 0;
+  std::uint16_t tag_ = 0;
+  std::uint16_t ordinal_ = 0;  // position in the deterministic stage order
+  std::uint32_t split_ = 1;
+  std::int64_t dt_ns_ = 0;
+  std::uint64_t tick_ = 0;
+  float alpha_ = 1;
+  mutable std::uint32_t calls_ = 0;  // parallel_for calls so far in this run
+  mutable std::uint64_t nested_ns_ = 0;
+};
+
+// A subsystem: adds its components, stages and resources to the engine.
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  virtual const char* name() const = 0;
+  virtual void build(Engine& engine) = 0;
+};
+
+struct EngineConfig {
+  jobs::Mode mode = jobs::Mode::Dynamic;
+  std::uint32_t workers = 0;  // participants including the main thread; 0: one per core
+  bool pin_workers = true;
+  std::uint32_t entity_capacity = 65536;
+  std::int64_t fixed_step_ns = kNsPerSecond / 60;
+  std::uint32_t max_steps_per_frame = 8;
+  double ema_alpha = 0.2;
+  std::uint32_t oversplit = 4;
+  bool profile = false;  // install the profiler's job hooks (every job becomes a trace zone)
+};
+
+class Engine {
+ public:
+  explicit Engine(const EngineConfig& config = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  World& world() { return world_; }
+  const World& world() const { return world_; }
+  jobs::JobSystem& jobs() { return *jobs_; }
+  const EngineConfig& config() const { return config_; }
+
+  // Stages and systems; the graph is rebuilt before the next frame.
+  StageId add_stage(StageDesc desc);
+  // A per-entity system: fn(StageContext&, Entity, Ts&...) for every entity with all Ts, split
+  // into jobs. `const T` is read access, `T` write access.
+  template <class... Ts, class F>
+  StageId add_system(const char* name, F fn, Phase phase = Phase::Gameplay,
+                     std::vector<std::string> after = {});
+  template <class P, class... A>
+  P& add_plugin(A&&... args) {
+    auto plugin = std::make_unique<P>(std::forward<A>(args)...);
+    P& ref = *plugin;
+    plugins_.push_back(std::move(plugin));
+    ref.build(*this);
+    return ref;
+  }
+  std::uint32_t stage_count() const { return static_cast<std::uint32_t>(stages_.size()); }
+  const char* stage_name(StageId id) const;
+  // -1 when there is no such stage.
+  int find_stage(std::string_view name) const;
+  // The deterministic stage order and the edges (built lazily; forces a build).
+  std::span<const StageId> stage_order();
+  bool depends_on(StageId later, StageId earlier);  // path earlier -> later
+  // Pairs of conflicting stages ordered only by registration (no `after`, same phase).
+  std::vector<std::pair<StageId, StageId>> implicit_orders();
+
+  // Scenes: switching destroys every entity (entities with a Persistent component stay) and
+  // runs the next scene's setup, at the start of the next frame.
+  void add_scene(std::string name, std::function<void(Engine&)> setup);
+  bool switch_scene(std::string_view name);  // false: no such scene
+  const std::string& scene() const { return scene_; }
+
+  // Runs one frame: fixed simulation steps for `delta_ns` of game time, then presentation.
+  void frame(std::int64_t delta_ns);
+  // Exactly one simulation step and one presentation (tests and load tests).
+  void step();
+  // Between frames.
+  void set_mode(jobs::Mode mode);
+  jobs::Mode mode() const { return jobs_->mode(); }
+
+  GameClock& game_clock() { return game_clock_; }
+  std::uint64_t tick() const { return tick_; }
+  std::uint64_t frame_number() const { return frame_number_; }
+  const FrameStats& last_frame() const { return stats_; }
+  // The allocator's decisions of the last frame (dynamic mode; empty otherwise).
+  std::span<const Decision> last_decisions() const {
+    return {decisions_.data(), decisions_used_};
+  }
+  // Cost estimate (ms) per stage that the allocator works from.
+  double stage_estimate_ms(StageId id) const;
+  Phase stage_phase(StageId id) const;
+
+  void request_quit() { quit_ = true; }
+  bool quit_requested() const { return quit_; }
+
+ private:
+  friend class StageContext;
+  struct Stage {
+    StageDesc desc;
+    std::uint16_t tag = 0;
+    double ema_ms = 0;
+    bool measured = false;
+    std::vector<StageId> successors;
+    std::uint32_t predecessors = 0;
+    std::uint64_t reach = 0;     // bit j: this stage reaches stage j
+    std::uint64_t reached = 0;   // bit j: stage j reaches this one
+    // Per run, written by jobs.
+    std::atomic<std::uint32_t> remaining{0};
+    std::atomic<std::uint64_t> cpu_ns{0};
+    std::atomic<std::uint32_t> jobs{0};
+    std::uint64_t begin_ns = 0;
+    std::uint64_t end_ns = 0;
+    std::uint32_t split = 1;
+    std::uint16_t workers = 1;
+    double chain_ms = 0;
+    bool critical = false;
+    std::uint16_t launch_rank = 0;
+    std::uint16_t ordinal = 0;
+  };
+  struct alignas(64) WorkerClock {
+    std::atomic<std::uint64_t> busy_ns{0};
+  };
+
+  void build_graph();
+  void decide(std::span<const StageId> group);
+  void run_group(std::span<const StageId> group, std::int64_t dt_ns, float alpha);
+  void run_stage(StageId id, std::int64_t dt_ns, float alpha);
+  void launch(StageId id);
+  void simulate_step();
+  void present(std::int64_t dt_ns, float alpha);
+  void begin_frame_stats();
+  void end_frame_stats(std::uint64_t begin_ns);
+  void apply_scene_switch();
+
+  EngineConfig config_;
+  std::unique_ptr<jobs::JobSystem> jobs_;
+  World world_;
+  std::vector<std::unique_ptr<Plugin>> plugins_;
+  std::vector<std::unique_ptr<Stage>> stages_;
+  std::vector<StageId> order_;
+  std::vector<StageId> sim_order_, present_order_;
+  std::vector<StageId> launch_scratch_;
+  bool graph_dirty_ = true;
+  GameClock game_clock_;
+  FixedStep fixed_;
+  std::uint64_t tick_ = 0;
+  std::uint64_t frame_number_ = 0;
+  FrameStats stats_;
+  std::vector<WorkerClock> worker_clocks_;
+  std::vector<Decision> decisions_;
+  std::size_t decisions_used_ = 0;
+  std::vector<std::uint64_t> decided_frame_;
+  jobs::Counter group_done_;
+  std::int64_t run_dt_ns_ = 0;
+  float run_alpha_ = 1;
+  struct Scene {
+    std::string name;
+    std::function<void(Engine&)> setup;
+  };
+  std::vector<Scene> scenes_;
+  std::string scene_;
+  int pending_scene_ = -1;
+  bool quit_ = false;
+};
+
+// Entities with this component survive scene switches.
+struct Persistent {
+  std::uint8_t unused = 0;
+};
+
+// --- templates ---------------------------------------------------------------------------------
+
+template <class F>
+void StageContext::parallel_for(std::uint32_t n, const F& fn) {
+  const std::uint32_t call = calls_++;
+  if (n == 0) return;
+  const std::uint32_t chunks = split_ < n ? split_ : n;
+  const std::size_t grain = (static_cast<std::size_t>(n) + chunks - 1) / chunks;
+  const std::uint64_t start = monotonic_ns();
+  // Origin bits: stage ordinal (24) | segment (7) | chunk flag (1) | item index (32). Serial
+  // code between calls k-1 and k records under segment k with the flag clear, chunks of call k
+  // under segment k with the flag set: commands sort in program order, chunks in item order.
+  const std::uint64_t base = serial_origin(call) | (std::uint64_t{1} << 32);
+  auto body = [this, base, &fn](std::size_t b, std::size_t e) {
+    const std::uint64_t t0 = monotonic_ns();
+    world_->commands().local(*jobs_).set_origin(base | b);
+    fn(static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(e));
+    chunk_done(t0);
+  };
+  if (chunks <= 1) {
+    body(0, n);
+  } else {
+    jobs_->parallel_for_range(0, n, grain, body, jobs::JobDesc{name_, tag_});
+  }
+  nested_ns_ += monotonic_ns() - start;
+  world_->commands().local(*jobs_).set_origin(serial_origin(call + 1));
+}
+
+template <class... Ts, class F>
+StageId Engine::add_system(const char* name, F fn, Phase phase, std::vector<std::string> after) {
+  (world_.register_component<std::remove_const_t<Ts>>(), ...);
+  Access access;
+  ((std::is_const_v<Ts> ? access.reads : access.writes).push_back(type_id<std::remove_const_t<Ts>>()),
+   ...);
+  StageDesc desc;
+  desc.name = name;
+  desc.phase = phase;
+  desc.access = std::move(access);
+  desc.after = std::move(after);
+  desc.run = [fn = std::move(fn)](StageContext& ctx) {
+    const Query<Ts...> query = ctx.world().template query<Ts...>();
+    ctx.parallel_for(query.size(), [&](std::uint32_t b, std::uint32_t e) {
+      query.each_range(b, e, [&](Entity entity, Ts&... components) { fn(ctx, entity, components...); });
+    });
+  };
+  return add_stage(std::move(desc));
+}
+
+}  // namespace spindle::core

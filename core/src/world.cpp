@@ -1,0 +1,204 @@
+#include <spindle/core/world.h>
+
+#include <spindle/core/log.h>
+#include <spindle/jobs/job_system.h>
+
+namespace spindle::core {
+
+namespace detail {
+TypeId next_type_id() {
+  static std::atomic<std::uint32_t> next{0};
+  const std::uint32_t id = next.fetch_add(1, std::memory_order_relaxed);
+  SPINDLE_ASSERTF(id < kMaxTypes, "at most %u component, event and resource types",
+                  static_cast<unsigned>(kMaxTypes));
+  return static_cast<TypeId>(id);
+}
+}  // namespace detail
+
+namespace {
+std::atomic<std::uint64_t> g_buffers_generation{1};
+thread_local std::uint64_t t_slot_generation = 0;
+thread_local std::uint32_t t_slot = 0;
+}  // namespace
+
+CommandBuffers::CommandBuffers(std::uint32_t participants) { resize(participants); }
+
+void CommandBuffers::resize(std::uint32_t participants) {
+  if (participants == 0) participants = 1;
+  if (participants == participants_) return;
+  participants_ = participants;
+  generation_ = g_buffers_generation.fetch_add(1, std::memory_order_relaxed);
+  next_external_.store(0, std::memory_order_relaxed);
+  buffers_.clear();
+  buffers_.reserve(participants + kExternalSlots);
+  for (std::uint32_t i = 0; i < participants; ++i) buffers_.emplace_back();
+  // External slots start small: only the tbb reference mode uses them.
+  for (std::uint32_t i = 0; i < kExternalSlots; ++i) buffers_.emplace_back(64, 1024);
+}
+
+std::uint32_t CommandBuffers::slot(const jobs::JobSystem& jobs) {
+  const std::uint32_t worker = jobs.current_worker();
+  if (worker < participants_) return worker;
+  if (t_slot_generation != generation_) {
+    const std::uint32_t n = next_external_.fetch_add(1, std::memory_order_relaxed);
+    SPINDLE_ASSERTF(n < kExternalSlots, "at most %u non-participant threads record commands",
+                    static_cast<unsigned>(kExternalSlots));
+    t_slot = participants_ + n;
+    t_slot_generation = generation_;
+  }
+  return t_slot;
+}
+
+World::World(std::uint32_t capacity) : entities_(capacity) { registered_.reserve(kMaxTypes); }
+
+World::~World() = default;
+
+Entity World::create() {
+  const Entity e = entities_.create();
+  if (!e.is_null()) emit_lifecycle(e, true);
+  return e;
+}
+
+bool World::destroy(Entity entity) {
+  if (!alive(entity)) return false;
+  for (ComponentStorageBase* s : registered_) s->remove(entity.index);
+  entities_.destroy(entity);
+  emit_lifecycle(entity, false);
+  return true;
+}
+
+void World::clear() {
+  for (std::uint32_t i = 0; i < entities_.capacity(); ++i) {
+    const Entity e = entities_.at(i);
+    if (!e.is_null()) destroy(e);
+  }
+}
+
+void World::emit_lifecycle(Entity entity, bool created) {
+  if (created) {
+    if (auto* q = static_cast<EventQueue<EntityCreated>*>(events_[type_id<EntityCreated>()].get()))
+      q->emit(EntityCreated{entity});
+  } else {
+    if (auto* q =
+            static_cast<EventQueue<EntityDestroyed>*>(events_[type_id<EntityDestroyed>()].get()))
+      q->emit(EntityDestroyed{entity});
+  }
+}
+
+void World::flush_events() {
+  for (EventQueueBase* q : event_list_) q->flush();
+}
+
+void World::apply_commands() {
+  auto& merged = commands_.merged_;
+  auto& owners = commands_.owners_;
+  merged.clear();
+  owners.clear();
+  for (const CommandBuffer& b : commands_.buffers_) {
+    for (const CommandBuffer::Record& r : b.records()) {
+      merged.push_back(&r);
+      owners.push_back(&b);
+    }
+  }
+  if (merged.empty()) return;
+  // Sort indices rather than the records so the owner of each record stays known.
+  std::vector<const CommandBuffer::Record*>& order = merged;
+  std::vector<std::uint32_t>& idx = commands_.order_;
+  idx.resize(order.size());
+  for (std::uint32_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::sort(idx.begin(), idx.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const auto& ra = *order[a];
+    const auto& rb = *order[b];
+    if (ra.origin != rb.origin) return ra.origin < rb.origin;
+    return ra.sequence < rb.sequence;
+  });
+
+  Entity created = Entity::null();
+  for (std::uint32_t k : idx) {
+    const CommandBuffer::Record& r = *order[k];
+    const CommandBuffer& owner = *owners[k];
+    switch (r.op) {
+      case CommandBuffer::Op::Create:
+        created = create();
+        if (created.is_null()) {
+          if (command_stats_.create_failed++ == 0)
+            SPINDLE_LOG_WARNING(Core, "world: spawn refused, all %u entity slots in use",
+                                capacity());
+        } else {
+          ++command_stats_.applied;
+        }
+        break;
+      case CommandBuffer::Op::Destroy:
+        if (destroy(r.entity)) {
+          ++command_stats_.applied;
+        } else {
+          ++command_stats_.stale;
+        }
+        break;
+      case CommandBuffer::Op::Add:
+      case CommandBuffer::Op::AddToCreated: {
+        const Entity target = r.op == CommandBuffer::Op::Add ? r.entity : created;
+        ComponentStorageBase* s = storages_[r.type].get();
+        if (s == nullptr) {
+          // A type never registered cannot be built from bytes here; register it first.
+          SPINDLE_LOG_ERROR(Core, "world: command adds component type %u that was never registered",
+                            static_cast<unsigned>(r.type));
+          ++command_stats_.stale;
+        } else if (alive(target)) {
+          s->add_bytes(target.index, owner.payload(r), r.size);
+          ++command_stats_.applied;
+        } else {
+          ++command_stats_.stale;
+        }
+        break;
+      }
+      case CommandBuffer::Op::Remove: {
+        ComponentStorageBase* s = storages_[r.type].get();
+        if (s != nullptr && alive(r.entity)) {
+          s->remove(r.entity.index);
+          ++command_stats_.applied;
+        } else {
+          ++command_stats_.stale;
+        }
+        break;
+      }
+      case CommandBuffer::Op::Emit: {
+        EventQueueBase* q = events_[r.type].get();
+        if (q != nullptr) {
+          q->push_bytes(owner.payload(r), r.size);
+          ++command_stats_.applied;
+        } else {
+          SPINDLE_LOG_ERROR(Core, "world: event type %u emitted but never declared with events<T>()",
+                            static_cast<unsigned>(r.type));
+          ++command_stats_.stale;
+        }
+        break;
+      }
+    }
+  }
+  for (CommandBuffer& b : commands_.buffers_) b.clear();
+}
+
+std::uint64_t World::state_hash() const {
+  Hasher h;
+  h.add(entities_.size());
+  for (std::uint32_t i = 0; i < entities_.capacity(); ++i) {
+    const Entity e = entities_.at(i);
+    if (e.is_null()) continue;
+    h.add(e.bits());
+  }
+  std::uint32_t ordinal = 0;
+  for (const ComponentStorageBase* s : registered_) {
+    h.add(0xC0000000u + ordinal++);
+    h.add(s->size());
+    // Entity-index order, not dense order: the hash depends on the state, not its history.
+    for (std::uint32_t i = 0; i < entities_.capacity(); ++i) {
+      if (!s->has(i)) continue;
+      h.add(i);
+      s->hash_slot(s->dense_index(i), h);
+    }
+  }
+  return h.value();
+}
+
+}  // namespace spindle::core
