@@ -311,9 +311,15 @@ void Engine::decide(std::span<const StageId> group) {
   }
   // Launch order: longest first.
   launch_scratch_.assign(group.begin(), group.end());
-  std::stable_sort(launch_scratch_.begin(), launch_scratch_.end(), [&](StageId a, StageId b) {
-    return stages_[a]->ema_ms > stages_[b]->ema_ms;
-  });
+  // Insertion sort: stable, allocation-free (std::stable_sort takes a heap buffer), and the
+  // group has at most kMaxStages entries.
+  for (std::size_t i = 1; i < launch_scratch_.size(); ++i) {
+    const StageId v = launch_scratch_[i];
+    std::size_t j = i;
+    for (; j > 0 && stages_[launch_scratch_[j - 1]]->ema_ms < stages_[v]->ema_ms; --j)
+      launch_scratch_[j] = launch_scratch_[j - 1];
+    launch_scratch_[j] = v;
+  }
   for (std::size_t r = 0; r < launch_scratch_.size(); ++r)
     stages_[launch_scratch_[r]]->launch_rank = static_cast<std::uint16_t>(r);
   // Record the first decision of each stage in this frame (later simulation steps of the same

@@ -1,0 +1,66 @@
+// A steady-state engine frame allocates nothing from the heap, in every mode (this binary
+// counts every operator new).
+#include <gtest/gtest.h>
+
+#include <spindle/core/engine.h>
+#include <spindle/core/transform.h>
+
+#include "alloc_counter.h"
+
+namespace spindle::core {
+namespace {
+
+struct Pos {
+  float x = 0, y = 0;
+};
+struct Vel {
+  float x = 0, y = 0;
+};
+struct Ttl {
+  std::int32_t frames = 0;
+};
+
+TEST(EngineAlloc, SteadyStateFramesAllocateNothing) {
+  SPINDLE_REQUIRE_ALLOCATION_COUNTING();
+  for (jobs::Mode mode : {jobs::Mode::Single, jobs::Mode::Static, jobs::Mode::Dynamic}) {
+    if (!jobs::mode_available(mode)) continue;
+    EngineConfig c;
+    c.mode = mode;
+    c.workers = 2;
+    c.pin_workers = false;
+    Engine engine(c);
+    World& world = engine.world();
+    world.register_component<Pos>("pos");
+    world.register_component<Vel>("vel");
+    world.register_component<Ttl>("ttl");
+    engine.add_plugin<TransformPlugin>();
+    engine.add_system<const Vel, Pos>("move", [](StageContext& ctx, Entity, const Vel& v, Pos& p) {
+      p.x += v.x * ctx.dt();
+    });
+    // Entities expire and are replaced through command buffers: structural churn every frame.
+    engine.add_system<Ttl>("expire", [](StageContext& ctx, Entity e, Ttl& t) {
+      if (--t.frames <= 0) {
+        ctx.commands().destroy(e);
+        ctx.commands().spawn(Pos{}, Vel{1, 1}, Ttl{17});
+      }
+    });
+    engine.add_system<const Pos, Transform>("sync", [](StageContext&, Entity, const Pos& p, Transform& t) {
+      t.set_translation(glm::vec3(p.x, p.y, 0));
+    }, Phase::Gameplay, {"move"});
+    for (int i = 0; i < 2000; ++i) {
+      const Entity e = world.create();
+      world.add<Pos>(e);
+      world.add<Vel>(e, Vel{1, 0});
+      world.add<Ttl>(e, Ttl{1 + i % 17});
+      world.add<Transform>(e);
+      world.add<WorldTransform>(e);
+    }
+    for (int i = 0; i < 30; ++i) engine.step();  // warm-up: graph, buffers, estimates
+    const long before = ::spindle::test::heap_allocations();
+    for (int i = 0; i < 50; ++i) engine.step();
+    EXPECT_EQ(::spindle::test::heap_allocations() - before, 0) << jobs::to_string(mode);
+  }
+}
+
+}  // namespace
+}  // namespace spindle::core

@@ -1,0 +1,247 @@
+// The world: storage, queries, stale handles, events, resources and command-buffer ordering.
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <spindle/core/world.h>
+#include <spindle/jobs/job_system.h>
+
+namespace spindle::core {
+namespace {
+
+struct Pos {
+  float x = 0, y = 0;
+};
+struct Vel {
+  float x = 0, y = 0;
+};
+struct Tag {
+  std::uint32_t value = 0;
+};
+struct Ping {
+  std::uint32_t id;
+};
+
+TEST(World, AddGetRemoveAndStaleHandles) {
+  World world(16);
+  const Entity a = world.create();
+  const Entity b = world.create();
+  ASSERT_NE(world.add<Pos>(a, Pos{1, 2}), nullptr);
+  world.add<Vel>(a, Vel{3, 4});
+  world.add<Pos>(b, Pos{5, 6});
+  EXPECT_EQ(world.get<Pos>(a)->y, 2);
+  EXPECT_TRUE(world.has<Vel>(a));
+  EXPECT_FALSE(world.has<Vel>(b));
+  EXPECT_TRUE(world.remove<Vel>(a));
+  EXPECT_FALSE(world.remove<Vel>(a));
+  EXPECT_TRUE(world.destroy(a));
+  // Every accessor sees the stale handle, also after the slot is reused.
+  const Entity c = world.create();
+  EXPECT_EQ(c.index, a.index == 0 ? c.index : c.index);  // a slot was handed out
+  EXPECT_EQ(world.get<Pos>(a), nullptr);
+  EXPECT_FALSE(world.has<Pos>(a));
+  EXPECT_EQ(world.add<Pos>(a, Pos{}), nullptr);
+  EXPECT_FALSE(world.remove<Pos>(a));
+  EXPECT_FALSE(world.destroy(a));
+  EXPECT_EQ(world.get<Pos>(b)->x, 5);  // the swap-remove kept b's data
+}
+
+TEST(World, SlotReuseKeepsNewEntityClean) {
+  World world(1);
+  const Entity a = world.create();
+  world.add<Pos>(a, Pos{7, 7});
+  world.destroy(a);
+  const Entity b = world.create();
+  ASSERT_EQ(b.index, a.index);
+  EXPECT_NE(b.generation, a.generation);
+  EXPECT_EQ(world.get<Pos>(b), nullptr);  // components of a died with it
+  EXPECT_TRUE(world.create().is_null());  // full
+}
+
+TEST(World, QueryVisitsExactlyTheMatchingEntities) {
+  World world(1000);
+  std::mt19937 rng(7);
+  std::set<std::uint32_t> both;
+  std::vector<Entity> all;
+  for (int i = 0; i < 500; ++i) {
+    const Entity e = world.create();
+    all.push_back(e);
+    const bool p = rng() % 2, v = rng() % 3 == 0;
+    if (p) world.add<Pos>(e, Pos{float(i), 0});
+    if (v) world.add<Vel>(e, Vel{1, float(i)});
+    if (p && v) both.insert(e.index);
+  }
+  // Remove some and destroy some to shuffle the dense arrays.
+  for (int i = 0; i < 500; i += 7) {
+    if (world.remove<Vel>(all[i])) both.erase(all[i].index);
+  }
+  for (int i = 3; i < 500; i += 11) {
+    world.destroy(all[i]);
+    both.erase(all[i].index);
+  }
+  std::set<std::uint32_t> seen;
+  world.query<const Pos, Vel>().each([&](Entity e, const Pos& p, Vel& v) {
+    EXPECT_TRUE(world.alive(e));
+    EXPECT_EQ(p.x, v.y);  // both components belong to the same entity
+    EXPECT_TRUE(seen.insert(e.index).second);
+  });
+  EXPECT_EQ(seen, both);
+  EXPECT_EQ((world.query<Pos, Vel>().count()), both.size());
+}
+
+TEST(World, QueryRangesCoverEverythingOnce) {
+  World world(2000);
+  for (int i = 0; i < 1500; ++i) {
+    const Entity e = world.create();
+    world.add<Pos>(e, Pos{});
+    if (i % 2) world.add<Vel>(e, Vel{});
+  }
+  auto q = world.query<Pos, const Vel>();
+  std::vector<int> visits(2000, 0);
+  const std::uint32_t n = q.size();
+  for (std::uint32_t b = 0; b < n; b += 97) {
+    q.each_range(b, std::min(n, b + 97), [&](Entity e, Pos&, const Vel&) { ++visits[e.index]; });
+  }
+  for (int i = 0; i < 1500; ++i) EXPECT_EQ(visits[i], i % 2) << i;
+}
+
+TEST(World, EventsAreReadOnceInTheNextFrame) {
+  World world(4);
+  world.events<Ping>();
+  world.emit(Ping{1});
+  world.emit(Ping{2});
+  EXPECT_TRUE(world.read_events<Ping>().empty());  // not before the flush
+  world.flush_events();
+  ASSERT_EQ(world.read_events<Ping>().size(), 2u);
+  EXPECT_EQ(world.read_events<Ping>()[1].id, 2u);
+  world.flush_events();
+  EXPECT_TRUE(world.read_events<Ping>().empty());  // gone after one frame
+}
+
+TEST(World, LifecycleEvents) {
+  World world(4);
+  world.events<EntityCreated>();
+  world.events<EntityDestroyed>();
+  const Entity e = world.create();
+  world.destroy(e);
+  world.flush_events();
+  ASSERT_EQ(world.read_events<EntityCreated>().size(), 1u);
+  EXPECT_EQ(world.read_events<EntityCreated>()[0].entity, e);
+  ASSERT_EQ(world.read_events<EntityDestroyed>().size(), 1u);
+}
+
+TEST(World, Resources) {
+  World world(4);
+  EXPECT_EQ(world.resource<Tag>(), nullptr);
+  world.set_resource<Tag>(Tag{42});
+  EXPECT_EQ(world.resource<Tag>()->value, 42u);
+}
+
+TEST(World, CommandsApplyInOriginOrderWhateverTheRecordingOrder) {
+  World world(64);
+  world.register_component<Tag>("tag");
+  world.events<Ping>();
+  world.commands().resize(3);
+  // Three "workers" record out of order; origins say the order a serial loop would have had.
+  world.commands().at(2).set_origin(20);
+  world.commands().at(2).spawn(Tag{20});
+  world.commands().at(2).emit(Ping{20});
+  world.commands().at(0).set_origin(10);
+  world.commands().at(0).spawn(Tag{10});
+  world.commands().at(0).spawn(Tag{11});
+  world.commands().at(1).set_origin(5);
+  world.commands().at(1).emit(Ping{5});
+  world.apply_commands();
+  world.flush_events();
+  std::vector<std::uint32_t> tags;
+  for (std::uint32_t i = 0; i < world.capacity(); ++i) {
+    const Entity e = world.entity_at(i);
+    if (!e.is_null()) tags.push_back(world.get<Tag>(e)->value);
+  }
+  EXPECT_EQ(tags, (std::vector<std::uint32_t>{10, 11, 20}));  // created in origin order
+  ASSERT_EQ(world.read_events<Ping>().size(), 2u);
+  EXPECT_EQ(world.read_events<Ping>()[0].id, 5u);
+  EXPECT_EQ(world.read_events<Ping>()[1].id, 20u);
+  EXPECT_TRUE(world.commands().at(0).empty());
+}
+
+TEST(World, CommandsOnStaleEntitiesAreCountedNotApplied) {
+  World world(8);
+  world.register_component<Tag>("tag");
+  const Entity e = world.create();
+  CommandBuffer& cmd = world.commands().at(0);
+  cmd.destroy(e);
+  cmd.add(e, Tag{1});  // after the destroy: stale
+  cmd.destroy(e);      // twice: stale
+  world.apply_commands();
+  EXPECT_FALSE(world.alive(e));
+  EXPECT_EQ(world.command_stats().stale, 2u);
+}
+
+TEST(World, SpawnIntoFullWorldIsRefusedAndCounted) {
+  World world(1);
+  world.register_component<Tag>("tag");
+  world.commands().at(0).spawn(Tag{1});
+  world.commands().at(0).spawn(Tag{2});
+  world.apply_commands();
+  EXPECT_EQ(world.entity_count(), 1u);
+  EXPECT_EQ(world.command_stats().create_failed, 1u);
+  EXPECT_EQ(world.get<Tag>(world.entity_at(0))->value, 1u);
+}
+
+TEST(World, StateHashDependsOnStateNotHistory) {
+  auto build = [](bool shuffled) {
+    auto world = std::make_unique<World>(16);
+    world->register_component<Pos>("pos");
+    std::vector<Entity> e;
+    for (int i = 0; i < 6; ++i) e.push_back(world->create());
+    // Same final components, added in different orders (different dense layouts).
+    std::vector<int> order = {0, 1, 2, 3, 4, 5};
+    if (shuffled) order = {5, 3, 1, 0, 4, 2};
+    for (int i : order) world->add<Pos>(e[i], Pos{float(i), float(i * 2)});
+    return world;
+  };
+  auto a = build(false);
+  auto b = build(true);
+  EXPECT_EQ(a->state_hash(), b->state_hash());
+  b->get<Pos>(b->entity_at(3))->y += 1e-3f;
+  EXPECT_NE(a->state_hash(), b->state_hash());
+}
+
+TEST(World, ParallelRecordingAppliesDeterministically) {
+  // The same spawns recorded from a parallel loop with different splits and modes give the
+  // same world.
+  auto run = [](jobs::Mode mode, std::size_t grain) {
+    jobs::Config cfg;
+    cfg.workers = 2;
+    cfg.mode = mode;
+    cfg.pin_workers = false;
+    cfg.pin_main_thread = false;
+    jobs::JobSystem js(cfg);
+    World world(5000);
+    world.register_component<Tag>("tag");
+    world.commands().resize(js.worker_count());
+    js.parallel_for_range(0, 1000, grain, [&](std::size_t b, std::size_t e) {
+      CommandBuffer& cmd = world.commands().local(js);
+      cmd.set_origin(b);
+      for (std::size_t i = b; i < e; ++i) {
+        if (i % 3 == 0) cmd.spawn(Tag{static_cast<std::uint32_t>(i)});
+        if (i % 5 == 0) cmd.spawn(Tag{static_cast<std::uint32_t>(i + 100000)});
+      }
+    });
+    world.apply_commands();
+    return world.state_hash();
+  };
+  const std::uint64_t reference = run(jobs::Mode::Single, 1000);
+  for (jobs::Mode mode : {jobs::Mode::Single, jobs::Mode::Static, jobs::Mode::Dynamic}) {
+    if (!jobs::mode_available(mode)) continue;
+    for (std::size_t grain : {1, 7, 64, 333}) EXPECT_EQ(run(mode, grain), reference) << grain;
+  }
+}
+
+}  // namespace
+}  // namespace spindle::core
