@@ -77,6 +77,14 @@ Engine::Engine(const EngineConfig& config)
   worker_clocks_ = std::vector<WorkerClock>(jobs_->worker_count());
   stats_.worker_busy_ns.assign(jobs_->worker_count(), 0);
   stages_.reserve(kMaxStages);
+  world_.set_resource<Input>();
+}
+
+const char* to_string(Action action) {
+  static const char* const names[] = {"up",    "down",  "left",    "right", "fire",
+                                      "jump",  "pause", "confirm", "cancel"};
+  const auto i = static_cast<std::size_t>(action);
+  return i < kActionCount ? names[i] : "?";
 }
 
 Engine::~Engine() = default;
@@ -451,12 +459,20 @@ void Engine::present(std::int64_t dt_ns, float alpha) {
   world_.apply_commands();
 }
 
+void Engine::poll_input() {
+  Input* input = world_.resource<Input>();
+  if (input == nullptr) return;
+  input->begin_frame();
+  if (input_source_ != nullptr) input_source_->poll(*input, frame_number_);
+}
+
 void Engine::frame(std::int64_t delta_ns) {
   if (graph_dirty_) build_graph();
   apply_scene_switch();
   if (graph_dirty_) build_graph();  // a scene setup may add stages
   const std::uint64_t begin = monotonic_ns();
   begin_frame_stats();
+  poll_input();
   world_.flush_events();
   const std::int64_t game_dt = game_clock_.advance(delta_ns);
   for (std::uint32_t n = fixed_.add(game_dt); n > 0; --n) simulate_step();
@@ -470,6 +486,7 @@ void Engine::step() {
   if (graph_dirty_) build_graph();
   const std::uint64_t begin = monotonic_ns();
   begin_frame_stats();
+  poll_input();
   world_.flush_events();
   simulate_step();
   present(config_.fixed_step_ns, 1.0f);

@@ -70,6 +70,7 @@
 #include <string>
 #include <vector>
 
+#include <spindle/core/input.h>
 #include <spindle/core/log.h>
 #include <spindle/core/time.h>
 #include <spindle/core/world.h>
@@ -284,6 +285,10 @@ class Engine {
   double stage_estimate_ms(StageId id) const;
   Phase stage_phase(StageId id) const;
 
+  // Input: polled from the source (if any) at the start of every frame into the world's Input
+  // resource. The source must outlive the engine or be reset to nullptr.
+  void set_input_source(InputSource* source) { input_source_ = source; }
+
   void request_quit() { quit_ = true; }
   bool quit_requested() const { return quit_; }
 
@@ -325,6 +330,7 @@ class Engine {
   void begin_frame_stats();
   void end_frame_stats(std::uint64_t begin_ns);
   void apply_scene_switch();
+  void poll_input();
 
   EngineConfig config_;
   std::unique_ptr<jobs::JobSystem> jobs_;
@@ -355,6 +361,7 @@ class Engine {
   std::string scene_;
   int pending_scene_ = -1;
   bool quit_ = false;
+  InputSource* input_source_ = nullptr;
 };
 
 // Entities with this component survive scene switches.

@@ -1,0 +1,55 @@
+// Counts heap allocations: a steady-state RenderPrep::prepare and parallel radix sort allocate
+// nothing. This binary replaces the global operator new/delete, so it holds only these tests.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "alloc_counter.h"
+#include "spindle/render/draw_list.h"
+#include "spindle/render/radix_sort.h"
+#include "test_util.h"
+
+namespace spindle::render {
+namespace {
+
+class Allocations : public ::testing::TestWithParam<jobs::Mode> {};
+
+TEST_P(Allocations, SteadyStatePrepareAllocatesNothing) {
+  SPINDLE_REQUIRE_ALLOCATION_COUNTING();
+  SPINDLE_REQUIRE_MODE(GetParam());
+  jobs::JobSystem js(test::config_for(GetParam()));
+  const auto objects = test::random_scene(20000, 9);
+  Camera cam = test::test_camera();
+  RenderPrep prep(static_cast<std::uint32_t>(objects.size()), 64, 256);
+  for (int i = 0; i < 3; ++i) prep.prepare(js, cam, objects, 8);  // warm-up: thread-locals
+  const long before = ::spindle::test::heap_allocations();
+  for (int frame = 0; frame < 20; ++frame) {
+    cam.position.x = static_cast<float>(frame);
+    prep.prepare(js, cam, objects, 1 + frame % 16, 2);
+  }
+  EXPECT_EQ(::spindle::test::heap_allocations() - before, 0);
+  EXPECT_GT(prep.stats().visible, 0u);
+}
+
+TEST_P(Allocations, ParallelRadixSortAllocatesNothing) {
+  SPINDLE_REQUIRE_ALLOCATION_COUNTING();
+  SPINDLE_REQUIRE_MODE(GetParam());
+  jobs::JobSystem js(test::config_for(GetParam()));
+  RadixSortScratch scratch(16);
+  std::vector<std::uint64_t> keys(10000), kt(10000);
+  std::vector<std::uint32_t> values(10000), vt(10000);
+  const long before = ::spindle::test::heap_allocations();
+  for (int round = 0; round < 10; ++round) {
+    for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = (i * 2654435761u + round) % 7919;
+    ASSERT_TRUE(radix_sort(js, 7, scratch, keys, values, kt, vt));
+    ASSERT_TRUE(radix_sort(keys, values, kt, vt));
+  }
+  EXPECT_EQ(::spindle::test::heap_allocations() - before, 0);
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, Allocations, ::testing::ValuesIn(test::own_modes()),
+                         test::mode_name);
+
+}  // namespace
+}  // namespace spindle::render

@@ -1,0 +1,16 @@
+# Runs hello in every mode given in MODES (a ;-list) and fails unless all print the same hash.
+set(reference "")
+foreach(mode ${MODES})
+  execute_process(COMMAND ${HELLO} --frames 600 --mode ${mode} --workers 2
+                  OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "hello --mode ${mode} exited ${rc}: ${out}")
+  endif()
+  string(REGEX MATCH "hash [0-9a-f]+" hash "${out}")
+  message(STATUS "${mode}: ${hash}")
+  if(reference STREQUAL "")
+    set(reference "${hash}")
+  elseif(NOT hash STREQUAL reference)
+    message(FATAL_ERROR "hello in ${mode} mode ended with ${hash}, expected ${reference}")
+  endif()
+endforeach()
