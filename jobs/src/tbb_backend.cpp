@@ -7,11 +7,14 @@
 namespace spindle::jobs::detail {
 namespace {
 
+// A thread's pool, valid while `owner` is the id of the live backend. Ids, not addresses: a new
+// backend can be allocated where a destroyed one was, and oneTBB's threads outlive both.
 struct PoolBinding {
-  const TbbBackend* owner = nullptr;
+  std::uint64_t owner = 0;
   JobPool* pool = nullptr;
 };
 thread_local PoolBinding t_pool;
+std::atomic<std::uint64_t> g_next_backend_id{1};
 
 void release_group(void* group) {
   auto* g = static_cast<tbb::task_group*>(group);
@@ -23,6 +26,7 @@ void release_group(void* group) {
 
 TbbBackend::TbbBackend(Scheduler& scheduler)
     : scheduler_(scheduler),
+      id_(g_next_backend_id.fetch_add(1, std::memory_order_relaxed)),
       parallelism_(tbb::global_control::max_allowed_parallelism, scheduler.workers()) {
   pool_count_ = scheduler.workers() * 2;
   const std::uint32_t slots = 1024;
@@ -41,10 +45,10 @@ TbbBackend::~TbbBackend() {
 }
 
 Job* TbbBackend::acquire() {
-  if (t_pool.owner != this) {
+  if (t_pool.owner != id_) {
     // First submission from this thread in this backend: bind it to a pool of its own.
     const std::uint32_t index = next_pool_.fetch_add(1, std::memory_order_relaxed);
-    t_pool = {this, index < pool_count_ ? &pools_[index] : nullptr};
+    t_pool = {id_, index < pool_count_ ? &pools_[index] : nullptr};
   }
   return t_pool.pool != nullptr ? t_pool.pool->try_acquire() : nullptr;
 }

@@ -30,6 +30,7 @@ class TbbBackend {
   tbb::task_group& group_for(Counter* counter);
 
   Scheduler& scheduler_;
+  std::uint64_t id_;
   tbb::global_control parallelism_;
   tbb::task_group detached_;
   std::unique_ptr<JobPool[]> pools_;

@@ -638,3 +638,23 @@ TEST(JobSystem, IdleEngineBurnsNoCpu) {
 
 }  // namespace
 }  // namespace spindle::jobs
+
+namespace spindle::jobs {
+namespace {
+
+// oneTBB's threads outlive a JobSystem; a new one built at the same address must not reuse the
+// job pools the threads had bound to the destroyed one (a use-after-free before the fix).
+TEST(TbbBackend, SuccessiveJobSystemsDoNotShareThreadBindings) {
+  if (!mode_available(Mode::Tbb)) GTEST_SKIP() << "no oneTBB in this build";
+  for (int round = 0; round < 12; ++round) {
+    JobSystem js(config_for(Mode::Tbb, 2));
+    std::atomic<std::uint64_t> sum{0};
+    js.parallel_for_range(0, 200000, 64, [&](std::size_t b, std::size_t e) {
+      sum.fetch_add(e - b, std::memory_order_relaxed);
+    });
+    ASSERT_EQ(sum.load(), 200000u) << "round " << round;
+  }
+}
+
+}  // namespace
+}  // namespace spindle::jobs
