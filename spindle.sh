@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The project's front door. Each command installs what is missing first (./bootstrap.sh).
 #
-#   ./spindle.sh run     build Release and run the job-system benchmark comparison (the main job
-#                        until the load-test harness lands): Spindle vs oneTBB vs serial, a table
+#   ./spindle.sh run     build Release and run the default load-test comparison (boids, every mode,
+#                        10 to 50,000 objects); prints a summary table and where the report is.
+#                        Extra arguments go to spindle_loadtest (e.g. --scene imbalanced).
+#   ./spindle.sh jobs-bench  the job-system micro benchmarks: Spindle vs oneTBB vs serial
 #   ./spindle.sh test    build and run the whole test suite (what CI runs)
 #   ./spindle.sh tsan    build the tsan preset and run the tests under ThreadSanitizer
 #   ./spindle.sh asan    build the asan preset and run the tests under AddressSanitizer + UBSan
@@ -28,6 +30,12 @@ build() {  # build <preset> [targets...]
 
 case "${1:-}" in
   run)
+    ./bootstrap.sh
+    build release spindle_loadtest
+    shift
+    ./build/release/bench/loadtest/spindle_loadtest "$@"
+    ;;
+  jobs-bench)
     ./bootstrap.sh
     build release spindle_bench_jobs
     shift
@@ -56,7 +64,7 @@ case "${1:-}" in
     ctest --preset nothreads -j "$jobs"
     ;;
   *)
-    sed -n '2,12p' "$0"
+    sed -n '2,14p' "$0"
     exit 2
     ;;
 esac

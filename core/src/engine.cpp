@@ -74,7 +74,8 @@ Engine::Engine(const EngineConfig& config)
                         jobs::to_string(config.mode));
   }
   world_.commands().resize(jobs_->worker_count());
-  worker_clocks_ = std::vector<WorkerClock>(jobs_->worker_count());
+  // One clock per participant, then one per external command-buffer slot (oneTBB's threads).
+  worker_clocks_ = std::vector<WorkerClock>(jobs_->worker_count() + CommandBuffers::kExternalSlots);
   stats_.worker_busy_ns.assign(jobs_->worker_count(), 0);
   stages_.reserve(kMaxStages);
   world_.set_resource<Input>();
@@ -430,11 +431,18 @@ void Engine::end_frame_stats(std::uint64_t begin_ns) {
   stats_.frame = frame_number_;
   stats_.frame_ns = monotonic_ns() - begin_ns;
   std::uint64_t busy = 0;
+  const std::size_t participants = stats_.worker_busy_ns.size();
+  for (std::size_t w = 0; w < participants; ++w) stats_.worker_busy_ns[w] = 0;
   for (std::size_t w = 0; w < worker_clocks_.size(); ++w) {
-    stats_.worker_busy_ns[w] = worker_clocks_[w].busy_ns.load(std::memory_order_relaxed);
-    busy += stats_.worker_busy_ns[w];
+    const std::uint64_t ns = worker_clocks_[w].busy_ns.load(std::memory_order_relaxed);
+    // Threads that are not participants (oneTBB's, in the tbb mode) are booked on participants
+    // 1.. in the order they first ran stage work: the pool has that many threads.
+    const std::size_t slot =
+        w < participants ? w : (participants > 1 ? 1 + (w - participants) % (participants - 1) : 0);
+    stats_.worker_busy_ns[slot] += ns;
+    busy += ns;
   }
-  const std::uint64_t capacity = stats_.frame_ns * worker_clocks_.size();
+  const std::uint64_t capacity = stats_.frame_ns * participants;
   stats_.idle_ns = capacity > busy ? capacity - busy : 0;
   // Cost estimates for the next frame: EMA of CPU time per frame.
   for (std::size_t i = 0; i < stages_.size(); ++i) {

@@ -1,0 +1,410 @@
+#include "loadtest.h"
+
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <spindle/core/engine.h>
+#include <spindle/core/log.h>
+#include <spindle/core/profiler.h>
+#include <spindle/report/report.h>
+
+#include "scene.h"
+
+#ifndef SPINDLE_BUILD_TYPE
+#define SPINDLE_BUILD_TYPE "unknown"
+#endif
+#ifndef SPINDLE_CXX_FLAGS
+#define SPINDLE_CXX_FLAGS ""
+#endif
+
+namespace spindle::loadtest {
+
+namespace {
+
+struct Options {
+  std::vector<std::string> scenes{"boids"};
+  std::vector<std::uint32_t> objects{10, 100, 1000, 5000, 10000, 20000, 50000};
+  std::vector<std::string> mode_names{"single", "static", "dynamic", "tbb"};
+  std::vector<jobs::Mode> modes;
+  std::uint32_t workers = 0;
+  std::uint32_t frames = 300;
+  std::uint32_t warmup = 30;
+  std::uint32_t repeats = 3;
+  std::uint64_t seed = 1;
+  std::string out = "out/loadtest";
+  std::uint32_t trace_frames = 8;
+  bool pin = true;
+};
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+std::string read_cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "unknown";
+}
+
+report::Machine machine_facts(int argc, const char* const* argv) {
+  report::Machine m;
+  m.cores = std::thread::hardware_concurrency();
+  m.cpu = read_cpu_model();
+#if defined(__clang__)
+  m.compiler = std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  m.compiler = std::string("g++ ") + __VERSION__;
+#endif
+  m.flags = SPINDLE_CXX_FLAGS;
+  m.build_type = SPINDLE_BUILD_TYPE;
+  utsname u{};
+  if (uname(&u) == 0) m.os = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  const std::time_t now = std::time(nullptr);
+  char date[64];
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&now));
+  m.date = date;
+  for (int i = 0; i < argc; ++i) m.command_line += (i ? " " : "") + std::string(argv[i]);
+  return m;
+}
+
+core::EngineConfig engine_config(const SceneDef& scene, const Options& o, jobs::Mode mode,
+                                 std::uint32_t objects, bool profile) {
+  core::EngineConfig c;
+  c.mode = mode;
+  c.workers = mode == jobs::Mode::Single ? 1 : o.workers;
+  c.pin_workers = o.pin;
+  c.entity_capacity = scene.capacity ? scene.capacity(objects) : objects + 1024;
+  c.profile = profile;
+  return c;
+}
+
+// Copies the engine's view of the last frame into the report's.
+void record_frame(core::Engine& engine, report::Frame& f) {
+  const core::FrameStats& s = engine.last_frame();
+  f.frame_ms = static_cast<double>(s.frame_ns) * 1e-6;
+  f.stages.resize(s.stages.size());
+  for (std::size_t i = 0; i < s.stages.size(); ++i) {
+    f.stages[i].wall_ms = static_cast<double>(s.stages[i].wall_ns) * 1e-6;
+    f.stages[i].cpu_ms = static_cast<double>(s.stages[i].cpu_ns) * 1e-6;
+    f.stages[i].jobs = s.stages[i].jobs;
+  }
+  f.worker_busy_ms.resize(s.worker_busy_ns.size());
+  for (std::size_t w = 0; w < s.worker_busy_ns.size(); ++w)
+    f.worker_busy_ms[w] = static_cast<double>(s.worker_busy_ns[w]) * 1e-6;
+  const auto decisions = engine.last_decisions();
+  f.decisions.resize(decisions.size());
+  for (std::size_t k = 0; k < decisions.size(); ++k) {
+    const core::Decision& d = decisions[k];
+    f.decisions[k] = report::Decision{d.stage, d.workers, d.split, d.order, d.predicted_ms};
+  }
+}
+
+struct SeriesResult {
+  report::Series series;
+  std::uint64_t hash = 0;
+};
+
+SeriesResult run_series(const SceneDef& scene, const Options& o, jobs::Mode mode,
+                        std::uint32_t objects, std::uint32_t repeat) {
+  SeriesResult r;
+  core::Engine engine(engine_config(scene, o, mode, objects, false));
+  scene.setup(engine, SceneParams{objects, o.seed});
+  for (std::uint32_t i = 0; i < o.warmup; ++i) engine.step();
+  r.series.scene = scene.name;
+  r.series.mode = jobs::to_string(engine.mode());
+  r.series.workers = engine.jobs().worker_count();
+  r.series.objects = objects;
+  r.series.repeat = repeat;
+  for (std::uint32_t i = 0; i < engine.stage_count(); ++i)
+    r.series.stage_names.emplace_back(engine.stage_name(static_cast<core::StageId>(i)));
+  r.series.frames.resize(o.frames);
+  for (std::uint32_t i = 0; i < o.frames; ++i) {
+    engine.step();
+    record_frame(engine, r.series.frames[i]);
+  }
+  r.hash = engine.world().state_hash();
+  return r;
+}
+
+// A few frames with every job recorded by the profiler, plus the allocator's decisions as
+// counter tracks, in Chrome trace-event format.
+core::Status write_trace(const SceneDef& scene, const Options& o, jobs::Mode mode,
+                         std::uint32_t objects, const std::string& path) {
+  namespace prof = core::profiler;
+  std::vector<std::vector<core::Decision>> decisions;
+  std::vector<std::string> names;
+  {
+    core::Engine engine(engine_config(scene, o, mode, objects, true));
+    scene.setup(engine, SceneParams{objects, o.seed});
+    for (std::uint32_t i = 0; i < std::max<std::uint32_t>(o.warmup, 5); ++i) engine.step();
+    for (std::uint32_t i = 0; i < engine.stage_count(); ++i)
+      names.emplace_back(engine.stage_name(static_cast<core::StageId>(i)));
+    prof::set_thread_name("main");
+    prof::clear();
+    for (std::uint32_t i = 0; i < o.trace_frames; ++i) {
+      prof::begin_frame();
+      engine.step();
+      prof::end_frame();
+      const auto d = engine.last_decisions();
+      decisions.emplace_back(d.begin(), d.end());
+    }
+  }
+  if (core::Status s = prof::write_chrome_trace(path.c_str()); !s) return s;
+  // Add the decisions: one counter track per stage for workers and one for the split, at the
+  // start of each frame.
+  nlohmann::json trace;
+  {
+    std::ifstream in(path);
+    trace = nlohmann::json::parse(in, nullptr, false);
+  }
+  if (trace.is_discarded()) return core::Status::error(path + ": trace written but not readable back");
+  nlohmann::json& events = trace.is_array() ? trace : trace["traceEvents"];
+  std::vector<double> frame_ts;
+  int pid = 0;
+  for (const auto& e : events) {
+    if (e.value("name", "") == "frame" && e.value("ph", "") == "X") {
+      frame_ts.push_back(e.value("ts", 0.0));
+      pid = e.value("pid", 0);
+    }
+  }
+  std::sort(frame_ts.begin(), frame_ts.end());
+  for (std::size_t f = 0; f < frame_ts.size() && f < decisions.size(); ++f) {
+    nlohmann::json workers = nlohmann::json::object(), split = nlohmann::json::object();
+    for (const core::Decision& d : decisions[f]) {
+      workers[names[d.stage]] = d.workers;
+      split[names[d.stage]] = d.split;
+    }
+    if (workers.empty()) continue;
+    events.push_back({{"name", "allocator: workers"}, {"ph", "C"}, {"ts", frame_ts[f]}, {"pid", pid},
+                      {"args", workers}});
+    events.push_back({{"name", "allocator: split"}, {"ph", "C"}, {"ts", frame_ts[f]}, {"pid", pid},
+                      {"args", split}});
+  }
+  std::ofstream out(path, std::ios::trunc);
+  out << trace.dump();
+  if (!out) return core::Status::error(path + ": cannot write the trace");
+  return {};
+}
+
+void print_summary(const report::Run& run, std::ostream& out) {
+  // Pool repeats per (scene, objects, mode).
+  struct Key {
+    std::string scene;
+    std::uint32_t objects;
+    std::string mode;
+    bool operator<(const Key& k) const {
+      return std::tie(scene, objects, mode) < std::tie(k.scene, k.objects, k.mode);
+    }
+  };
+  std::map<Key, std::vector<double>> pooled;
+  std::vector<std::string> mode_order;
+  for (const auto& s : run.series) {
+    auto& v = pooled[{s.scene, s.objects, s.mode}];
+    for (const auto& f : s.frames) v.push_back(f.frame_ms);
+    if (std::find(mode_order.begin(), mode_order.end(), s.mode) == mode_order.end())
+      mode_order.push_back(s.mode);
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "%-11s %8s %-8s %10s %10s %10s %22s\n", "scene", "objects",
+                "mode", "median ms", "p99 ms", "FPS", "speedup vs single");
+  out << "\n" << line;
+  std::string last;
+  for (const auto& [key, samples] : pooled) {
+    (void)samples;
+  }
+  std::map<std::pair<std::string, std::uint32_t>, bool> seen;
+  for (const auto& [key, samples] : pooled) {
+    if (seen[{key.scene, key.objects}]) continue;
+    seen[{key.scene, key.objects}] = true;
+    const auto single = pooled.find({key.scene, key.objects, "single"});
+    for (const std::string& mode : mode_order) {
+      const auto it = pooled.find({key.scene, key.objects, mode});
+      if (it == pooled.end()) continue;
+      const report::Summary s = report::summarize(it->second);
+      std::string speed = "";
+      if (single != pooled.end()) {
+        const report::Speedup sp = report::speedup(single->second, it->second);
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.2fx [%.2f, %.2f]", sp.ratio, sp.ci95_low, sp.ci95_high);
+        speed = buf;
+      }
+      std::snprintf(line, sizeof line, "%-11s %8u %-8s %10.3f %10.3f %10.1f %22s\n",
+                    key.scene.c_str(), key.objects, mode.c_str(), s.median, s.p99,
+                    s.median > 0 ? 1000.0 / s.median : 0.0, speed.c_str());
+      out << line;
+    }
+  }
+}
+
+}  // namespace
+
+int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  register_builtin_scenes();
+  Options o;
+  CLI::App app{"spindle_loadtest: load-test scenes at varying object counts, compared across job "
+               "modes, with a report (JSON, CSV, Markdown, HTML, Chrome trace)"};
+  app.add_option("--scene", o.scenes, "scenes to run, comma-separated (" + join(scene_names()) + ")")
+      ->delimiter(',');
+  app.add_option("--objects", o.objects, "object counts, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::Range(1u, 2'000'000u));
+  app.add_option("--modes", o.mode_names, "job modes: single,static,dynamic,tbb")->delimiter(',');
+  app.add_option("--workers", o.workers, "participants in the threaded modes (0: one per core)")
+      ->check(CLI::Range(0u, 64u));
+  app.add_option("--frames", o.frames, "measured frames per series")->check(CLI::Range(1u, 1'000'000u));
+  app.add_option("--warmup", o.warmup, "frames run before measuring")->check(CLI::Range(0u, 1'000'000u));
+  app.add_option("--repeats", o.repeats, "series per (scene, count, mode), interleaved across modes")
+      ->check(CLI::Range(1u, 1000u));
+  app.add_option("--seed", o.seed, "scene seed");
+  app.add_option("--out", o.out, "output folder (created; files in it are replaced)");
+  app.add_option("--trace-frames", o.trace_frames, "frames in trace.json (0: no trace)")
+      ->check(CLI::Range(0u, 1000u));
+  app.add_flag("!--no-pin", o.pin, "do not pin worker threads to cores");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    err << "spindle_loadtest: " << e.what() << "\n(run with --help for the flags)\n";
+    return 2;
+  }
+  if (o.scenes.empty() || o.objects.empty() || o.mode_names.empty()) {
+    err << "spindle_loadtest: --scene, --objects and --modes need at least one value\n";
+    return 2;
+  }
+  std::vector<const SceneDef*> scenes;
+  for (const std::string& name : o.scenes) {
+    const SceneDef* s = find_scene(name);
+    if (s == nullptr) {
+      err << "spindle_loadtest: --scene: unknown scene '" << name << "' (known: " << join(scene_names())
+          << ")\n";
+      return 2;
+    }
+    scenes.push_back(s);
+  }
+  for (const std::string& name : o.mode_names) {
+    jobs::Mode m;
+    if (!jobs::parse_mode(name, m)) {
+      err << "spindle_loadtest: --modes: unknown mode '" << name << "' (known: single, static, dynamic, tbb)\n";
+      return 2;
+    }
+    if (!jobs::mode_available(m)) {
+      err << "spindle_loadtest: --modes: mode '" << name << "' is not available in this build\n";
+      return 2;
+    }
+    if (std::find(o.modes.begin(), o.modes.end(), m) == o.modes.end()) o.modes.push_back(m);
+  }
+  if (o.workers == 0) o.workers = std::max(1u, std::thread::hardware_concurrency());
+  std::error_code ec;
+  std::filesystem::create_directories(o.out, ec);
+  if (ec || !std::filesystem::is_directory(o.out)) {
+    err << "spindle_loadtest: --out: cannot create folder '" << o.out << "'"
+        << (ec ? ": " + ec.message() : "") << "\n";
+    return 2;
+  }
+  // Job-system and engine warnings go to stderr; the info chatter stays out of the table.
+  core::logger().set_level(core::kAllChannels, core::LogLevel::Warning);
+
+  report::Run run;
+  run.machine = machine_facts(argc, argv);
+  run.seed = o.seed;
+  run.frames = o.frames;
+  run.warmup = o.warmup;
+  run.repeats = o.repeats;
+
+  const std::size_t total = scenes.size() * o.objects.size() * o.repeats * o.modes.size();
+  std::size_t done = 0;
+  bool deterministic = true;
+  const auto start = std::chrono::steady_clock::now();
+  for (const SceneDef* scene : scenes) {
+    for (std::uint32_t objects : o.objects) {
+      std::uint64_t reference = 0;
+      bool have_reference = false;
+      for (std::uint32_t rep = 0; rep < o.repeats; ++rep) {
+        // Modes interleaved within each repeat, so slow drift of the machine hits all alike.
+        for (jobs::Mode mode : o.modes) {
+          SeriesResult r;
+          try {
+            r = run_series(*scene, o, mode, objects, rep);
+          } catch (const std::exception& e) {
+            err << "spindle_loadtest: " << scene->name << " " << jobs::to_string(mode) << " with "
+                << objects << " objects failed: " << e.what() << "\n";
+            return 1;
+          }
+          if (!have_reference) {
+            reference = r.hash;
+            have_reference = true;
+          } else if (r.hash != reference) {
+            deterministic = false;
+            err << "spindle_loadtest: determinism: " << scene->name << " " << r.series.mode << " with "
+                << objects << " objects ended with world hash " << r.hash << ", expected " << reference
+                << "\n";
+          }
+          std::vector<double> ms;
+          for (const auto& f : r.series.frames) ms.push_back(f.frame_ms);
+          const report::Summary s = report::summarize(ms);
+          ++done;
+          char line[200];
+          std::snprintf(line, sizeof line,
+                        "[%3zu/%zu] %-10s %-7s w=%-2u n=%-7u rep %u/%u  median %8.3f ms  p99 %8.3f ms  (%.0f s)\n",
+                        done, total, scene->name.c_str(), r.series.mode.c_str(), r.series.workers, objects,
+                        rep + 1, o.repeats, s.median, s.p99,
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+          out << line << std::flush;
+          run.series.push_back(std::move(r.series));
+        }
+      }
+    }
+  }
+
+  print_summary(run, out);
+  out << "determinism: " << (deterministic ? "every mode ended with the same world hash" : "FAILED (see above)")
+      << "\n";
+
+  if (core::Status s = report::write_report(run, o.out); !s) {
+    err << "spindle_loadtest: " << s.message() << "\n";
+    return 1;
+  }
+  if (o.trace_frames > 0) {
+    const jobs::Mode trace_mode =
+        std::find(o.modes.begin(), o.modes.end(), jobs::Mode::Dynamic) != o.modes.end() ? jobs::Mode::Dynamic
+                                                                                        : o.modes.front();
+    const std::string path = (std::filesystem::path(o.out) / "trace.json").string();
+    if (core::Status s = write_trace(*scenes.front(), o, trace_mode, o.objects.back(), path); !s) {
+      err << "spindle_loadtest: " << s.message() << "\n";
+      return 1;
+    }
+  }
+  const std::filesystem::path dir = std::filesystem::absolute(o.out);
+  out << "report: " << (dir / "report.html").string() << "\n"
+      << "        " << (dir / "report.md").string() << ", summary.csv, run.json"
+      << (o.trace_frames > 0 ? ", trace.json (open in Perfetto or chrome://tracing)" : "") << "\n";
+  return deterministic ? 0 : 1;
+}
+
+}  // namespace spindle::loadtest

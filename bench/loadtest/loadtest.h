@@ -1,0 +1,21 @@
+// The load-test harness behind `spindle_loadtest`: parses the command line, runs every
+// (scene, object count, repeat, mode) series, prints progress and a summary table, and writes
+// the report folder (run.json, summary.csv, report.md, report.html, trace.json).
+//
+// Usage:
+//
+//   spindle_loadtest --scene boids --objects 10,1000,20000 --modes single,static,dynamic,tbb
+//                    --workers 2 --frames 300 --warmup 30 --repeats 3 --seed 1 --out out/boids
+//
+// Exit codes: 0 done, 1 a run or a write failed (message on stderr), 2 bad command line.
+#pragma once
+
+#include <iosfwd>
+
+namespace spindle::loadtest {
+
+// Runs the harness as the program would with these arguments; `out` gets progress and the
+// summary, `err` the error messages.
+int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+}  // namespace spindle::loadtest

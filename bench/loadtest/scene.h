@@ -1,0 +1,53 @@
+// Load-test scenes: a scene fills an Engine with stages and `objects` entities. Registration is
+// open: a subsystem adds its scene with SPINDLE_LOADTEST_SCENE in any linked source file.
+//
+// Usage:
+//
+//   void setup_swarm(spindle::core::Engine& engine, const spindle::loadtest::SceneParams& p) {
+//     engine.add_system<...>(...);               // stages
+//     for (std::uint32_t i = 0; i < p.objects; ++i) { ... }  // entities, from p.seed
+//   }
+//   SPINDLE_LOADTEST_SCENE(swarm, "tens of thousands of agents", setup_swarm);
+//
+// A scene must be deterministic for a given (objects, seed): the harness checks that every mode
+// ends with the same world hash.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <spindle/core/engine.h>
+
+namespace spindle::loadtest {
+
+struct SceneParams {
+  std::uint32_t objects = 1000;
+  std::uint64_t seed = 1;
+};
+
+struct SceneDef {
+  std::string name;
+  std::string description;
+  std::function<void(core::Engine&, const SceneParams&)> setup;
+  // Entity capacity the scene needs for `objects` (default: objects + 1024).
+  std::function<std::uint32_t(std::uint32_t objects)> capacity;
+};
+
+// Adds a scene; returns true so it can initialise a static. A second scene of the same name
+// replaces the first.
+bool register_scene(SceneDef def);
+const SceneDef* find_scene(std::string_view name);
+std::vector<std::string> scene_names();
+
+// Scenes built into the harness (called once by the harness so that static registration in a
+// static library is never dropped by the linker).
+void register_builtin_scenes();
+
+}  // namespace spindle::loadtest
+
+#define SPINDLE_LOADTEST_SCENE(id, description, setup_fn)                                         \
+  static const bool spindle_loadtest_scene_##id =                                                 \
+      ::spindle::loadtest::register_scene({#id, description, setup_fn, nullptr})

@@ -1,0 +1,105 @@
+// spindle::report: turns the load-test program's per-frame data into one output folder
+// (run.json, summary.csv, report.md, report.html) with statistics and inline SVG charts.
+//
+// Usage:
+//
+//   spindle::report::Run run;                       // filled by the load-test program
+//   run.series.push_back({.scene = "swarm", .mode = "single", .objects = 1000, ...});
+//   if (auto s = spindle::report::write_report(run, "out/2024-05-01"); !s) puts(s.c_str());
+//
+// Statistics (all drop NaN and +-inf samples first and count them in Summary::dropped):
+// - percentiles interpolate linearly between the closest ranks: the q-quantile of sorted x[0..n-1]
+//   is x[h] with h = q*(n-1), interpolated between floor(h) and ceil(h) (numpy's default);
+// - stddev is the sample standard deviation (divides by n-1; NaN for n < 2);
+// - the 95% CI of the median uses the binomial order statistics: 1-based ranks
+//   floor(n/2 - 1.96*sqrt(n)/2) and ceil(1 + n/2 + 1.96*sqrt(n)/2), clamped to [1, n];
+// - rank_sum_test is the Mann-Whitney U test: average ranks for ties, tie-corrected variance,
+//   normal approximation without continuity correction, two-sided p = erfc(|z|/sqrt(2));
+//   u is U of sample a (number of pairs with a > b, ties counting 1/2);
+// - speedup is median(baseline)/median(other), its CI the 2.5/97.5 percentiles of 2000 bootstrap
+//   resamples drawn from std::mt19937_64 with a fixed seed, so reports are reproducible.
+// Empty inputs give NaN fields, never a crash.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <spindle/core/result.h>
+
+namespace spindle::report {
+
+struct StageTiming {
+  double wall_ms = 0;
+  double cpu_ms = 0;
+  std::uint32_t jobs = 0;
+};
+
+// The dynamic allocator's decision for one stage in one frame.
+struct Decision {
+  std::uint16_t stage = 0;
+  std::uint16_t workers = 0;
+  std::uint32_t split = 0;
+  std::uint16_t order = 0;
+  double predicted_ms = 0;
+};
+
+struct Frame {
+  double frame_ms = 0;
+  std::vector<StageTiming> stages;     // index = stage index (into Series::stage_names)
+  std::vector<double> worker_busy_ms;  // index = worker
+  std::vector<Decision> decisions;     // empty unless mode dynamic
+};
+
+struct Series {
+  std::string scene, mode;  // mode: single, static, dynamic, tbb (others allowed)
+  std::uint32_t workers = 1, objects = 0, repeat = 0;
+  std::vector<std::string> stage_names;
+  std::vector<Frame> frames;  // measured frames only, warm-up excluded
+};
+
+struct Machine {
+  std::uint32_t cores = 0;
+  std::string cpu, compiler, flags, build_type, os, date, command_line;
+};
+
+struct Run {
+  Machine machine;
+  std::uint64_t seed = 0;
+  std::uint32_t frames = 0, warmup = 0, repeats = 0;
+  std::vector<Series> series;
+};
+
+// ---- Statistics ----
+
+struct Summary {
+  std::size_t n = 0;  // finite samples used
+  double median = 0, mean = 0, p95 = 0, p99 = 0, stddev = 0, ci95_low = 0, ci95_high = 0;
+  std::size_t dropped = 0;  // NaN / inf samples left out
+};
+Summary summarize(std::span<const double> samples);
+
+// Linear-interpolation quantile (q in [0, 1]) of finite samples; NaN when there are none.
+double quantile(std::span<const double> samples, double q);
+
+struct RankSum {
+  double u, z, p_two_sided;
+};  // Mann-Whitney U, normal approximation with tie correction
+RankSum rank_sum_test(std::span<const double> a, std::span<const double> b);
+
+struct Speedup {
+  double ratio, ci95_low, ci95_high;
+};  // median(baseline)/median(other), CI by a deterministic seeded bootstrap (2000 resamples)
+Speedup speedup(std::span<const double> baseline, std::span<const double> other);
+
+// ---- Output ----
+
+// Writes into `dir` (created if missing): run.json (everything raw: machine, settings, every series
+// with every frame, plus the computed summary), summary.csv, report.md, report.html. Series are
+// grouped by (scene, mode, workers, objects); repeats of a group are pooled. Returns an error
+// Status naming the file and the reason when a write fails.
+spindle::core::Status write_report(const Run& run, const std::string& dir);
+
+}  // namespace spindle::report

@@ -1,0 +1,64 @@
+// Internal to spindle::report: series grouped and summarised once, shared by every writer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spindle/report/report.h"
+
+namespace spindle::report::detail {
+
+// One (scene, mode, workers, objects) group: its repeats pooled.
+struct Group {
+  std::string scene, mode;
+  std::uint32_t workers = 1, objects = 0;
+  std::vector<const Series*> series;  // the repeats, lowest repeat first
+  std::vector<double> frame_ms;       // every finite frame time of every repeat
+  Summary summary;                    // of frame_ms (dropped = non-finite frame times)
+  bool has_baseline = false;          // a `single` group exists for the same scene and objects
+  Speedup speedup{};                  // vs that single group
+  double p_vs_single = 0;
+  std::vector<double> stage_median_ms;  // index = Scene::stage_names; NaN where never measured
+};
+
+struct Scene {
+  std::string name;
+  std::string slug;                          // for element ids: [a-z0-9-], unique
+  std::vector<std::size_t> groups;           // into Model::groups, sorted by objects, mode, workers
+  std::vector<std::string> stage_names;      // union over the scene's series, first-seen order
+  std::vector<std::uint32_t> object_counts;  // ascending, distinct
+};
+
+struct Model {
+  std::vector<Group> groups;
+  std::vector<Scene> scenes;
+  std::size_t dropped = 0;  // non-finite frame times left out over the whole run
+};
+
+Model build_model(const Run& run);
+
+// Display order of modes: single, static, dynamic, tbb, then any other.
+int mode_rank(const std::string& mode);
+// Fixed, locale-independent "%.<decimals>f"; "" for NaN/inf.
+std::string fixed(double v, int decimals = 4);
+// Short label for axis ticks (e.g. 0.25, 12, 1.5e+06).
+std::string tick_label(double v);
+std::string html_escape(std::string_view s);
+// Label of a line in the charts: the mode, plus the worker count where a mode has several.
+std::string series_label(const Model& m, const Scene& s, const Group& g);
+
+// A table shared by report.md and report.html (cells are plain text, not escaped).
+struct Table {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+Table summary_table(const Model& m, const Scene& s);
+Table stage_table(const Model& m, const Scene& s);
+extern const char* const kHowToRead;
+
+std::string render_html(const Run& run, const Model& m);
+
+}  // namespace spindle::report::detail

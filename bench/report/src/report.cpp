@@ -1,0 +1,439 @@
+// Grouping, run.json, summary.csv, report.md and write_report.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <system_error>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "model.h"
+
+namespace spindle::report {
+namespace detail {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string make_slug(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) && u < 128)
+      out += static_cast<char>(std::tolower(u));
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "scene" : out;
+}
+
+}  // namespace
+
+int mode_rank(const std::string& mode) {
+  static const char* const kOrder[] = {"single", "static", "dynamic", "tbb"};
+  for (int i = 0; i < 4; ++i)
+    if (mode == kOrder[i]) return i;
+  return 4;
+}
+
+std::string fixed(double v, int decimals) {
+  if (!std::isfinite(v)) return "";
+  char buf[400];  // fits the longest double (1.8e308) in fixed notation
+  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+  return std::string(buf, r.ptr);
+}
+
+std::string tick_label(double v) {
+  if (!std::isfinite(v)) return "";
+  if (v == 0) return "0";
+  char buf[64];
+  const double a = std::abs(v);
+  std::to_chars_result r;
+  if (a >= 1e6 || a < 1e-3)
+    r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific, 2);
+  else
+    r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 6);
+  return std::string(buf, r.ptr);
+}
+
+std::string html_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string series_label(const Model& m, const Scene& s, const Group& g) {
+  std::set<std::uint32_t> workers;
+  for (std::size_t gi : s.groups)
+    if (m.groups[gi].mode == g.mode) workers.insert(m.groups[gi].workers);
+  if (workers.size() <= 1) return g.mode;
+  return g.mode + " x" + std::to_string(g.workers);
+}
+
+Model build_model(const Run& run) {
+  Model m;
+  std::map<std::string, std::size_t> scene_index;
+  using Key = std::tuple<std::string, std::string, std::uint32_t, std::uint32_t>;
+  std::map<Key, std::size_t> group_index;
+  for (const Series& se : run.series) {
+    auto [sit, new_scene] = scene_index.try_emplace(se.scene, m.scenes.size());
+    if (new_scene) m.scenes.push_back(Scene{se.scene, {}, {}, {}, {}});
+    Scene& sc = m.scenes[sit->second];
+    for (const std::string& st : se.stage_names)
+      if (std::find(sc.stage_names.begin(), sc.stage_names.end(), st) == sc.stage_names.end())
+        sc.stage_names.push_back(st);
+    auto [git, new_group] =
+        group_index.try_emplace(Key{se.scene, se.mode, se.workers, se.objects}, m.groups.size());
+    if (new_group) {
+      Group g;
+      g.scene = se.scene;
+      g.mode = se.mode;
+      g.workers = se.workers;
+      g.objects = se.objects;
+      m.groups.push_back(std::move(g));
+      sc.groups.push_back(git->second);
+    }
+    m.groups[git->second].series.push_back(&se);
+  }
+  // Unique slugs for element ids.
+  std::set<std::string> used;
+  for (Scene& sc : m.scenes) {
+    std::string base = make_slug(sc.name), slug = base;
+    for (int i = 2; used.count(slug); ++i) slug = base + "-" + std::to_string(i);
+    used.insert(slug);
+    sc.slug = slug;
+  }
+  for (Group& g : m.groups) {
+    std::stable_sort(g.series.begin(), g.series.end(),
+                     [](const Series* a, const Series* b) { return a->repeat < b->repeat; });
+    std::vector<double> all;
+    for (const Series* se : g.series)
+      for (const Frame& f : se->frames) all.push_back(f.frame_ms);
+    g.summary = summarize(all);
+    m.dropped += g.summary.dropped;
+    for (double x : all)
+      if (std::isfinite(x)) g.frame_ms.push_back(x);
+  }
+  for (Scene& sc : m.scenes) {
+    std::sort(sc.groups.begin(), sc.groups.end(), [&](std::size_t a, std::size_t b) {
+      const Group &ga = m.groups[a], &gb = m.groups[b];
+      return std::make_tuple(ga.objects, mode_rank(ga.mode), ga.mode, ga.workers) <
+             std::make_tuple(gb.objects, mode_rank(gb.mode), gb.mode, gb.workers);
+    });
+    std::set<std::uint32_t> counts;
+    for (std::size_t gi : sc.groups) counts.insert(m.groups[gi].objects);
+    sc.object_counts.assign(counts.begin(), counts.end());
+    for (std::size_t gi : sc.groups) {
+      Group& g = m.groups[gi];
+      // Per-stage median wall time, matched by stage name across repeats.
+      g.stage_median_ms.assign(sc.stage_names.size(), kNaN);
+      for (std::size_t st = 0; st < sc.stage_names.size(); ++st) {
+        std::vector<double> wall;
+        for (const Series* se : g.series) {
+          auto it = std::find(se->stage_names.begin(), se->stage_names.end(), sc.stage_names[st]);
+          if (it == se->stage_names.end()) continue;
+          const auto idx = static_cast<std::size_t>(it - se->stage_names.begin());
+          for (const Frame& f : se->frames)
+            if (idx < f.stages.size()) wall.push_back(f.stages[idx].wall_ms);
+        }
+        g.stage_median_ms[st] = quantile(wall, 0.5);
+      }
+      // Baseline: the first `single` group of the same objects.
+      const Group* base = nullptr;
+      for (std::size_t bi : sc.groups)
+        if (m.groups[bi].mode == "single" && m.groups[bi].objects == g.objects) {
+          base = &m.groups[bi];
+          break;
+        }
+      if (!base) continue;
+      g.has_baseline = true;
+      if (base == &g) {
+        g.speedup = {1, 1, 1};
+        g.p_vs_single = g.frame_ms.empty() ? kNaN : 1;
+      } else {
+        g.speedup = speedup(base->frame_ms, g.frame_ms);
+        g.p_vs_single = rank_sum_test(base->frame_ms, g.frame_ms).p_two_sided;
+      }
+    }
+  }
+  return m;
+}
+
+const char* const kHowToRead =
+    "Each row pools every measured frame (warm-up excluded) of every repeat of one scene, mode, "
+    "worker count and object count. Lower frame times are better. The median is robust to "
+    "outliers; p95 and p99 show the slow tail (stutter). Speedup is the median frame time of "
+    "`single` divided by this mode's median at the same object count: above 1 is faster than "
+    "single-threaded; its 95% interval comes from a seeded bootstrap, so if it contains 1 the "
+    "difference is not established. p is the two-sided Mann-Whitney rank-sum test against "
+    "`single`: below 0.05 means the two frame-time distributions differ. Percentiles interpolate "
+    "linearly between closest ranks; the median's interval uses binomial order statistics.";
+
+Table summary_table(const Model& m, const Scene& s) {
+  Table t;
+  t.header = {"objects",
+              "mode",
+              "workers",
+              "median ms",
+              "p95",
+              "p99",
+              "FPS",
+              "speedup vs single [95% CI]",
+              "p (rank-sum vs single)"};
+  for (std::size_t gi : s.groups) {
+    const Group& g = m.groups[gi];
+    const Summary& su = g.summary;
+    std::string sp, p;
+    if (g.has_baseline && std::isfinite(g.speedup.ratio)) {
+      sp = fixed(g.speedup.ratio, 2) + " [" + fixed(g.speedup.ci95_low, 2) + ", " +
+           fixed(g.speedup.ci95_high, 2) + "]";
+      p = g.p_vs_single < 1e-4 && g.p_vs_single >= 0 ? "<0.0001" : fixed(g.p_vs_single, 4);
+    }
+    t.rows.push_back({std::to_string(g.objects), g.mode, std::to_string(g.workers),
+                      fixed(su.median, 3), fixed(su.p95, 3), fixed(su.p99, 3),
+                      su.median > 0 ? fixed(1000.0 / su.median, 1) : "", sp, p});
+  }
+  return t;
+}
+
+Table stage_table(const Model& m, const Scene& s) {
+  Table t;
+  t.header = {"objects", "mode", "workers"};
+  for (const std::string& st : s.stage_names) t.header.push_back(st + " ms");
+  for (std::size_t gi : s.groups) {
+    const Group& g = m.groups[gi];
+    std::vector<std::string> row = {std::to_string(g.objects), g.mode, std::to_string(g.workers)};
+    for (double v : g.stage_median_ms) row.push_back(fixed(v, 3));
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::fixed;
+using nlohmann::json;
+
+json to_json(const Run& run, const detail::Model& m) {
+  json j;
+  j["format"] = "spindle-loadtest-report/1";
+  const Machine& mc = run.machine;
+  j["machine"] = {{"cores", mc.cores},
+                  {"cpu", mc.cpu},
+                  {"compiler", mc.compiler},
+                  {"flags", mc.flags},
+                  {"build_type", mc.build_type},
+                  {"os", mc.os},
+                  {"date", mc.date},
+                  {"command_line", mc.command_line}};
+  j["settings"] = {
+      {"seed", run.seed}, {"frames", run.frames}, {"warmup", run.warmup}, {"repeats", run.repeats}};
+  json series = json::array();
+  for (const Series& se : run.series) {
+    json frames = json::array();
+    for (const Frame& f : se.frames) {
+      json stages = json::array();
+      for (const StageTiming& st : f.stages)
+        stages.push_back({{"wall_ms", st.wall_ms}, {"cpu_ms", st.cpu_ms}, {"jobs", st.jobs}});
+      json jf = {
+          {"frame_ms", f.frame_ms}, {"stages", stages}, {"worker_busy_ms", f.worker_busy_ms}};
+      if (!f.decisions.empty()) {
+        json dec = json::array();
+        for (const Decision& d : f.decisions)
+          dec.push_back({{"stage", d.stage},
+                         {"workers", d.workers},
+                         {"split", d.split},
+                         {"order", d.order},
+                         {"predicted_ms", d.predicted_ms}});
+        jf["decisions"] = std::move(dec);
+      }
+      frames.push_back(std::move(jf));
+    }
+    series.push_back({{"scene", se.scene},
+                      {"mode", se.mode},
+                      {"workers", se.workers},
+                      {"objects", se.objects},
+                      {"repeat", se.repeat},
+                      {"stage_names", se.stage_names},
+                      {"frames", std::move(frames)}});
+  }
+  j["series"] = std::move(series);
+  // Derived numbers, so tools need not recompute them (NaN is written as null).
+  json summary = json::array();
+  for (const detail::Group& g : m.groups) {
+    const Summary& s = g.summary;
+    json row = {{"scene", g.scene},
+                {"mode", g.mode},
+                {"workers", g.workers},
+                {"objects", g.objects},
+                {"frames", s.n},
+                {"dropped", s.dropped},
+                {"median_ms", s.median},
+                {"mean_ms", s.mean},
+                {"p95_ms", s.p95},
+                {"p99_ms", s.p99},
+                {"stddev_ms", s.stddev},
+                {"ci95_low_ms", s.ci95_low},
+                {"ci95_high_ms", s.ci95_high}};
+    if (g.has_baseline)
+      row["vs_single"] = {{"speedup", g.speedup.ratio},
+                          {"ci95_low", g.speedup.ci95_low},
+                          {"ci95_high", g.speedup.ci95_high},
+                          {"p", g.p_vs_single}};
+    summary.push_back(std::move(row));
+  }
+  j["summary"] = std::move(summary);
+  j["dropped_non_finite_frames"] = m.dropped;
+  return j;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string to_csv(const detail::Model& m) {
+  std::string out =
+      "scene,mode,workers,objects,frames,median_ms,p95_ms,p99_ms,mean_ms,stddev_ms,ci95_low_ms,"
+      "ci95_high_ms,fps_median,speedup_vs_single,speedup_ci95_low,speedup_ci95_high,p_vs_single\n";
+  for (const detail::Scene& sc : m.scenes) {
+    for (std::size_t gi : sc.groups) {
+      const detail::Group& g = m.groups[gi];
+      const Summary& s = g.summary;
+      out += csv_field(g.scene) + ',' + csv_field(g.mode) + ',' + std::to_string(g.workers) + ',' +
+             std::to_string(g.objects) + ',' + std::to_string(s.n) + ',' + fixed(s.median) + ',' +
+             fixed(s.p95) + ',' + fixed(s.p99) + ',' + fixed(s.mean) + ',' + fixed(s.stddev) + ',' +
+             fixed(s.ci95_low) + ',' + fixed(s.ci95_high) + ',' +
+             (s.median > 0 ? fixed(1000.0 / s.median) : "") + ',';
+      if (g.has_baseline)
+        out += fixed(g.speedup.ratio) + ',' + fixed(g.speedup.ci95_low) + ',' +
+               fixed(g.speedup.ci95_high) + ',' + fixed(g.p_vs_single, 6);
+      else
+        out += ",,,";
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += '\\';
+    if (c == '\n' || c == '\r') c = ' ';
+    out += c;
+  }
+  return out;
+}
+
+void md_table(std::string& out, const detail::Table& t) {
+  out += '|';
+  for (const auto& h : t.header) out += ' ' + md_cell(h) + " |";
+  out += "\n|";
+  for (std::size_t i = 0; i < t.header.size(); ++i) out += i < 3 ? "---|" : "---:|";
+  out += '\n';
+  for (const auto& row : t.rows) {
+    out += '|';
+    for (const auto& c : row) out += ' ' + (c.empty() ? std::string("-") : md_cell(c)) + " |";
+    out += '\n';
+  }
+}
+
+std::string to_markdown(const Run& run, const detail::Model& m) {
+  const Machine& mc = run.machine;
+  std::string out = "# Spindle load-test report\n\n## Machine\n\n";
+  out += "- cores: " + std::to_string(mc.cores) + "\n- cpu: " + md_cell(mc.cpu) +
+         "\n- os: " + md_cell(mc.os) + "\n- compiler: " + md_cell(mc.compiler) + "\n- flags: `" +
+         md_cell(mc.flags) + "`\n- build type: " + md_cell(mc.build_type) +
+         "\n- date: " + md_cell(mc.date) + "\n- command line: `" + md_cell(mc.command_line) +
+         "`\n\n## Settings\n\n";
+  out += "- frames per repeat: " + std::to_string(run.frames) +
+         "\n- warm-up frames (excluded): " + std::to_string(run.warmup) +
+         "\n- repeats: " + std::to_string(run.repeats) + "\n- seed: " + std::to_string(run.seed) +
+         "\n- non-finite frame times dropped: " + std::to_string(m.dropped) + "\n\n";
+  for (const detail::Scene& sc : m.scenes) {
+    out += "## Scene " + md_cell(sc.name) + "\n\n### Frame time\n\n";
+    md_table(out, detail::summary_table(m, sc));
+    if (!sc.stage_names.empty()) {
+      out += "\n### Median stage wall time (ms)\n\n";
+      md_table(out, detail::stage_table(m, sc));
+    }
+    out += '\n';
+  }
+  out += "## How to read this\n\n";
+  out += detail::kHowToRead;
+  out += "\n\nFiles: `run.json` (raw data), `summary.csv`, `report.html` (charts).\n";
+  return out;
+}
+
+core::Status write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f.is_open())
+    return core::Status::error(path.string() +
+                               ": cannot open for writing: " + std::strerror(errno));
+  f.write(text.data(), static_cast<std::streamsize>(text.size()));
+  f.close();
+  if (!f) return core::Status::error(path.string() + ": write failed: " + std::strerror(errno));
+  return {};
+}
+
+}  // namespace
+
+core::Status write_report(const Run& run, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path root(dir);
+  if (dir.empty()) return core::Status::error("write_report: empty output directory name");
+  if (fs::exists(root, ec) && !fs::is_directory(root, ec))
+    return core::Status::error(dir + ": exists and is not a directory");
+  fs::create_directories(root, ec);
+  if (ec) return core::Status::error(dir + ": cannot create directory: " + ec.message());
+  try {
+    const detail::Model m = detail::build_model(run);
+    // Invalid UTF-8 in names is replaced rather than thrown about.
+    const std::string raw = to_json(run, m).dump(-1, ' ', false, json::error_handler_t::replace);
+    if (auto s = write_file(root / "run.json", raw); !s) return s;
+    if (auto s = write_file(root / "summary.csv", to_csv(m)); !s) return s;
+    if (auto s = write_file(root / "report.md", to_markdown(run, m)); !s) return s;
+    if (auto s = write_file(root / "report.html", detail::render_html(run, m)); !s) return s;
+  } catch (const std::exception& e) {
+    return core::Status::error(dir + ": cannot write report: " + e.what());
+  }
+  return {};
+}
+
+}  // namespace spindle::report

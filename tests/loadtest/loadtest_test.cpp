@@ -1,0 +1,165 @@
+// spindle_loadtest, run in-process: bad command lines exit 2 with a message naming the problem;
+// a tiny run writes a report folder whose files parse and hold what they promise.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <spindle/jobs/job_system.h>
+
+#include "loadtest.h"
+
+namespace spindle::loadtest {
+namespace {
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+Result run(std::vector<std::string> args) {
+  args.insert(args.begin(), "spindle_loadtest");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  const int code = run_loadtest(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::filesystem::path temp_dir(const std::string& name) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) /
+                   ("spindle_loadtest_" + std::to_string(::getpid()) + "_" + name);
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(LoadTestCli, BadArgumentsExitTwoWithAMessage) {
+  const std::string out = temp_dir("cli").string();
+  struct Case {
+    std::vector<std::string> args;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {{"--scene", "nosuch", "--out", out}, "nosuch"},
+      {{"--modes", "single,turbo", "--out", out}, "turbo"},
+      {{"--objects", "10,0", "--out", out}, "--objects"},
+      {{"--objects", "ten", "--out", out}, "--objects"},
+      {{"--frames", "0", "--out", out}, "--frames"},
+      {{"--workers", "-3", "--out", out}, "--workers"},
+      {{"--bogus"}, "bogus"},
+      {{"--repeats"}, "--repeats"},
+  };
+  for (const Case& c : cases) {
+    const Result r = run(c.args);
+    EXPECT_EQ(r.code, 2) << c.args[0] << " " << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << "message should name '" << c.expect << "': " << r.err;
+  }
+}
+
+TEST(LoadTestCli, OutputThatIsAFileIsRefused) {
+  const auto dir = temp_dir("file");
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "taken";
+  std::ofstream(file) << "x";
+  const Result r = run({"--objects", "10", "--frames", "2", "--warmup", "0", "--repeats", "1",
+                        "--modes", "single", "--out", file.string()});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find(file.string()), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(file), "x");  // nothing overwritten
+}
+
+TEST(LoadTestCli, HelpListsTheFlags) {
+  const Result r = run({"--help"});
+  EXPECT_EQ(r.code, 0);
+  for (const char* flag : {"--scene", "--objects", "--modes", "--workers", "--frames", "--warmup",
+                           "--repeats", "--seed", "--out"})
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
+}
+
+TEST(LoadTestRun, TinyRunWritesACompleteReport) {
+  const auto dir = temp_dir("tiny");
+  std::vector<std::string> modes = {"single"};
+  for (const char* m : {"static", "dynamic"}) {
+    jobs::Mode mode;
+    if (jobs::parse_mode(m, mode) && jobs::mode_available(mode)) modes.push_back(m);
+  }
+  std::string mode_list;
+  for (const auto& m : modes) mode_list += (mode_list.empty() ? "" : ",") + m;
+  const Result r = run({"--scene", "boids,imbalanced", "--objects", "10,300", "--modes", mode_list,
+                        "--workers", "2", "--frames", "6", "--warmup", "3", "--repeats", "2",
+                        "--trace-frames", "3", "--no-pin", "--out", dir.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("every mode ended with the same world hash"), std::string::npos);
+  EXPECT_NE(r.out.find("report.html"), std::string::npos);
+  const std::size_t groups = 2 * 2 * modes.size();
+
+  // Raw data: every series with every measured frame and its stage timings.
+  const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
+  ASSERT_EQ(run_json["series"].size(), groups * 2);
+  bool saw_decisions = false;
+  for (const auto& s : run_json["series"]) {
+    EXPECT_EQ(s["frames"].size(), 6u);
+    const auto& names = s["stage_names"];
+    if (s["scene"] == "boids") {
+      EXPECT_NE(std::find(names.begin(), names.end(), "steer"), names.end());
+      EXPECT_NE(std::find(names.begin(), names.end(), "render_prep"), names.end());
+    }
+    for (const auto& f : s["frames"]) {
+      EXPECT_GT(f["frame_ms"].get<double>(), 0.0);
+      EXPECT_EQ(f["stages"].size(), names.size());
+      if (s["mode"] == "dynamic" && f.contains("decisions") && !f["decisions"].empty()) saw_decisions = true;
+    }
+  }
+  if (std::find(modes.begin(), modes.end(), "dynamic") != modes.end()) {
+    EXPECT_TRUE(saw_decisions);
+  }
+
+  // Summary: the promised columns, one row per (scene, mode, workers, objects).
+  std::ifstream csv(dir / "summary.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("scene,mode,workers,objects,frames,median_ms,p95_ms,p99_ms,mean_ms", 0), 0u) << header;
+  EXPECT_NE(header.find("fps_median"), std::string::npos);
+  EXPECT_NE(header.find("speedup_vs_single"), std::string::npos);
+  std::size_t rows = 0;
+  for (std::string line; std::getline(csv, line);) rows += line.empty() ? 0 : 1;
+  EXPECT_EQ(rows, groups);
+
+  const std::string html = slurp(dir / "report.html");
+  for (const char* id : {"chart-frametime-boids", "chart-dist-boids", "chart-stages-boids",
+                         "chart-util-boids", "chart-frametime-imbalanced"})
+    EXPECT_NE(html.find(id), std::string::npos) << id;
+  EXPECT_NE(slurp(dir / "report.md").find("boids"), std::string::npos);
+
+  // Trace: job zones named after the stages, frames, and the allocator's counters.
+  const nlohmann::json trace = nlohmann::json::parse(slurp(dir / "trace.json"));
+  const nlohmann::json& events = trace.is_array() ? trace : trace["traceEvents"];
+  bool steer = false, frame = false, allocator = false;
+  for (const auto& e : events) {
+    const std::string name = e.value("name", "");
+    steer |= name == "steer";
+    frame |= name == "frame";
+    allocator |= name == "allocator: workers";
+  }
+  EXPECT_TRUE(steer);
+  EXPECT_TRUE(frame);
+  if (std::find(modes.begin(), modes.end(), "dynamic") != modes.end()) {
+    EXPECT_TRUE(allocator);
+  }
+}
+
+}  // namespace
+}  // namespace spindle::loadtest
