@@ -36,9 +36,4 @@ bool EntityPool::destroy(Entity entity) {
   return true;
 }
 
-Entity EntityPool::at(std::uint32_t index) const {
-  if (index >= capacity() || !live_[index]) return Entity::null();
-  return {index, generations_[index]};
-}
-
 }  // namespace spindle::core

@@ -48,6 +48,7 @@ struct Counts {
 inline void update_one(Transform& local, WorldTransform& out, const glm::mat4* parent,
                        std::uint32_t parent_changed, std::uint32_t& full, std::uint32_t& moved) {
   const std::uint32_t change = local.dirty() | parent_changed;
+  out.previous_translation = glm::vec3(out.matrix[3]);
   if (change & Transform::kRotationScaleDirty) {
     out.matrix = parent != nullptr ? *parent * local.local_matrix() : local.local_matrix();
     ++full;

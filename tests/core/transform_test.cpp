@@ -126,6 +126,23 @@ TEST(Transforms, CyclesAndDeadParentsBecomeRoots) {
               world.get<Transform>(e[0])->local_matrix() * world.get<Transform>(e[2])->local_matrix());
 }
 
+TEST(Transforms, PreviousTranslationAllowsInterpolation) {
+  Scene s = make_scene(jobs::Mode::Single, 1, 0);
+  World& world = s.engine->world();
+  const Entity e = world.create();
+  world.add<Transform>(e, Transform::from(glm::vec3(0, 0, 0)));
+  world.add<WorldTransform>(e);
+  s.engine->step();
+  world.get<Transform>(e)->set_translation(glm::vec3(10, 0, 0));
+  s.engine->step();
+  const WorldTransform& w = *world.get<WorldTransform>(e);
+  EXPECT_NEAR(interpolated_translation(w, 0.0f).x, 0.0f, 1e-6f);
+  EXPECT_NEAR(interpolated_translation(w, 0.25f).x, 2.5f, 1e-6f);
+  EXPECT_NEAR(interpolated_translation(w, 1.0f).x, 10.0f, 1e-6f);
+  s.engine->step();  // no change: no motion left to blend
+  EXPECT_NEAR(interpolated_translation(*world.get<WorldTransform>(e), 0.0f).x, 10.0f, 1e-6f);
+}
+
 TEST(Transforms, StaticTransformsAreLeftAlone) {
   Scene s = make_scene(jobs::Mode::Single, 1, 10);
   World& world = s.engine->world();

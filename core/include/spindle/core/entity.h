@@ -48,7 +48,12 @@ class EntityPool {
            generations_[entity.index] == entity.generation;
   }
   // The live handle of slot `index`, or null.
-  Entity at(std::uint32_t index) const;
+  Entity at(std::uint32_t index) const {
+    if (index >= generations_.size() || !live_[index]) return Entity::null();
+    return {index, generations_[index]};
+  }
+  // Generation of every slot (for iteration that already knows a slot is live).
+  const std::uint32_t* generations() const { return generations_.data(); }
 
   std::uint32_t size() const { return live_count_; }
   std::uint32_t capacity() const { return static_cast<std::uint32_t>(generations_.size()); }

@@ -20,6 +20,8 @@
 // Entities are processed level by level (roots, then their children, ...); each level is split
 // into jobs. A parent chain that loops, or a parent that is gone, makes the entity a root (and
 // is counted in TransformPlugin::stats()). Static transforms store only a world matrix.
+// Every update keeps the previous translation, so presentation can interpolate between fixed
+// steps with interpolated_translation(world_transform, ctx.alpha()).
 #pragma once
 
 #include <cstdint>
@@ -79,9 +81,18 @@ struct Parent {
 
 struct WorldTransform {
   glm::mat4 matrix{1.0f};
+  // Translation before the last update: rendering blends it with the current one by the fixed
+  // step's alpha (see interpolated_translation()).
+  glm::vec3 previous_translation{0.0f};
   // What changed in the last update (Transform::k*Dirty bits), read by children.
   std::uint32_t changed = 0;
 };
+
+// Where to draw an entity between two simulation steps: alpha 0 is the previous step, 1 the
+// current one (StageContext::alpha() in presentation stages).
+inline glm::vec3 interpolated_translation(const WorldTransform& w, float alpha) {
+  return w.previous_translation + (glm::vec3(w.matrix[3]) - w.previous_translation) * alpha;
+}
 
 // A world matrix that never changes (level geometry): the transforms stage never touches it.
 struct StaticTransform {
