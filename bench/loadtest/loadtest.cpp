@@ -43,8 +43,8 @@ struct Options {
   std::vector<std::string> mode_names{"single", "static", "dynamic", "tbb"};
   std::vector<jobs::Mode> modes;
   std::uint32_t workers = 0;
-  std::uint32_t frames = 300;
-  std::uint32_t warmup = 30;
+  std::uint32_t frames = 200;
+  std::uint32_t warmup = 20;
   std::uint32_t repeats = 3;
   std::uint64_t seed = 1;
   std::string out = "out/loadtest";
@@ -147,6 +147,7 @@ SeriesResult run_series(const SceneDef& scene, const Options& o, jobs::Mode mode
     record_frame(engine, r.series.frames[i]);
   }
   r.hash = engine.world().state_hash();
+  r.series.world_hash = r.hash;
   return r;
 }
 
@@ -292,6 +293,11 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   } catch (const CLI::ParseError& e) {
     err << "spindle_loadtest: " << e.what() << "\n(run with --help for the flags)\n";
     return 2;
+  }
+  if (app.count("--modes") == 0) {  // default: every mode this build has
+    o.mode_names.clear();
+    for (jobs::Mode m : {jobs::Mode::Single, jobs::Mode::Static, jobs::Mode::Dynamic, jobs::Mode::Tbb})
+      if (jobs::mode_available(m)) o.mode_names.emplace_back(jobs::to_string(m));
   }
   if (o.scenes.empty() || o.objects.empty() || o.mode_names.empty()) {
     err << "spindle_loadtest: --scene, --objects and --modes need at least one value\n";

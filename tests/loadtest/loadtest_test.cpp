@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -126,6 +128,16 @@ TEST(LoadTestRun, TinyRunWritesACompleteReport) {
   if (std::find(modes.begin(), modes.end(), "dynamic") != modes.end()) {
     EXPECT_TRUE(saw_decisions);
   }
+  // Every series of a scene and count recorded the same (non-zero) world hash.
+  std::map<std::pair<std::string, std::uint32_t>, std::set<std::uint64_t>> hashes;
+  for (const auto& s : run_json["series"]) {
+    ASSERT_TRUE(s.contains("world_hash"));
+    EXPECT_NE(s["world_hash"].get<std::uint64_t>(), 0u);
+    hashes[{s["scene"].get<std::string>(), s["objects"].get<std::uint32_t>()}].insert(
+        s["world_hash"].get<std::uint64_t>());
+  }
+  EXPECT_EQ(hashes.size(), 4u);
+  for (const auto& [key, set] : hashes) EXPECT_EQ(set.size(), 1u) << key.first << " " << key.second;
 
   // Summary: the promised columns, one row per (scene, mode, workers, objects).
   std::ifstream csv(dir / "summary.csv");
@@ -142,7 +154,9 @@ TEST(LoadTestRun, TinyRunWritesACompleteReport) {
   for (const char* id : {"chart-frametime-boids", "chart-dist-boids", "chart-stages-boids",
                          "chart-util-boids", "chart-frametime-imbalanced"})
     EXPECT_NE(html.find(id), std::string::npos) << id;
-  EXPECT_NE(slurp(dir / "report.md").find("boids"), std::string::npos);
+  const std::string md = slurp(dir / "report.md");
+  EXPECT_NE(md.find("boids"), std::string::npos);
+  EXPECT_NE(md.find("ended with the same world state hash"), std::string::npos);
 
   // Trace: job zones named after the stages, frames, and the allocator's counters.
   const nlohmann::json trace = nlohmann::json::parse(slurp(dir / "trace.json"));

@@ -283,6 +283,7 @@ json to_json(const Run& run, const detail::Model& m) {
                       {"workers", se.workers},
                       {"objects", se.objects},
                       {"repeat", se.repeat},
+                      {"world_hash", se.world_hash},
                       {"stage_names", se.stage_names},
                       {"frames", std::move(frames)}});
   }
@@ -393,6 +394,29 @@ std::string to_markdown(const Run& run, const detail::Model& m) {
       md_table(out, detail::stage_table(m, sc));
     }
     out += '\n';
+  }
+  // Determinism: every series of a scene and object count should end in the same world state.
+  {
+    std::map<std::pair<std::string, std::uint32_t>, std::set<std::uint64_t>> hashes;
+    for (const Series& se : run.series)
+      if (se.world_hash != 0) hashes[{se.scene, se.objects}].insert(se.world_hash);
+    if (!hashes.empty()) {
+      std::size_t mismatched = 0;
+      for (const auto& [key, set] : hashes) mismatched += set.size() > 1 ? 1 : 0;
+      out += "## Determinism\n\n";
+      if (mismatched == 0) {
+        out += "Every mode, worker count and repeat ended with the same world state hash for each "
+               "scene and object count.\n\n";
+      } else {
+        out += "**" + std::to_string(mismatched) +
+               " scene/object-count pairs ended with different world hashes in different series:**\n\n";
+        for (const auto& [key, set] : hashes)
+          if (set.size() > 1)
+            out += "- " + md_cell(key.first) + ", " + std::to_string(key.second) + " objects: " +
+                   std::to_string(set.size()) + " distinct hashes\n";
+        out += '\n';
+      }
+    }
   }
   out += "## How to read this\n\n";
   out += detail::kHowToRead;

@@ -58,6 +58,9 @@ struct Series {
   std::uint32_t workers = 1, objects = 0, repeat = 0;
   std::vector<std::string> stage_names;
   std::vector<Frame> frames;  // measured frames only, warm-up excluded
+  // The world's state hash after the last frame (0: not recorded). Series of the same scene,
+  // objects and frame count must agree in every mode: the report shows whether they do.
+  std::uint64_t world_hash = 0;
 };
 
 struct Machine {
