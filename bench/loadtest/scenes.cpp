@@ -112,10 +112,13 @@ glm::vec2 steer(const FlockGrid& g, std::uint32_t k) {
   const float half = 0.5f * g.side;
   glm::vec2 separation(0.0f), alignment(0.0f), cohesion(0.0f);
   std::uint32_t found = 0;
-  for (int dy = -1; dy <= 1; ++dy) {
-    const int y = cy + dy < 0 ? cy + dy + cells : (cy + dy >= cells ? cy + dy - cells : cy + dy);
-    for (int dx = -1; dx <= 1; ++dx) {
-      const int x = cx + dx < 0 ? cx + dx + cells : (cx + dx >= cells ? cx + dx - cells : cx + dx);
+  // The 3 x 3 cells around the agent; on a grid narrower than 3 cells that would visit cells
+  // twice, so there every cell is visited once instead.
+  const int lo = cells >= 3 ? -1 : 0, hi = cells >= 3 ? 1 : cells - 1;
+  for (int dy = lo; dy <= hi; ++dy) {
+    const int y = cells >= 3 ? (cy + dy + cells) % cells : dy;
+    for (int dx = lo; dx <= hi; ++dx) {
+      const int x = cells >= 3 ? (cx + dx + cells) % cells : dx;
       const auto c = static_cast<std::uint32_t>(y * cells + x);
       for (std::uint32_t j = g.cell_begin[c]; j < g.cell_end[c]; ++j) {
         glm::vec2 d = g.pos[j] - pos;
@@ -197,30 +200,30 @@ void setup_boids(core::Engine& engine, const SceneParams& p) {
                       const auto count = static_cast<std::uint32_t>(a.size());
                       ctx.parallel_for(count, [&](std::uint32_t b, std::uint32_t e) {
                         for (std::uint32_t i = b; i < e; ++i) {
-                          g.keys[i] = (std::uint64_t{cell_of(g, a[i].pos)} << 32) | i;
-                          g.values[i] = i;
+                          g.keys[i] = cell_of(g, a[i].pos);  // the sort is stable: index order
+                          g.values[i] = i;                    // within a cell is kept
                         }
                       });
                       const std::span<std::uint64_t> keys(g.keys.data(), count);
                       const std::span<std::uint32_t> values(g.values.data(), count);
-                      render::radix_sort(ctx.jobs(), ctx.split(), *g.sort_scratch, keys, values,
-                                         std::span(g.key_scratch.data(), count),
-                                         std::span(g.value_scratch.data(), count));
+                      const bool sorted = render::radix_sort(
+                          ctx.jobs(), ctx.split(), *g.sort_scratch, keys, values,
+                          std::span(g.key_scratch.data(), count), std::span(g.value_scratch.data(), count),
+                          ctx.tag());
+                      SPINDLE_ASSERT(sorted, "boids: sort buffers sized for every agent");
                       const auto cells = static_cast<std::uint32_t>(g.cell_begin.size());
                       ctx.parallel_for(cells, [&](std::uint32_t b, std::uint32_t e) {
                         for (std::uint32_t c = b; c < e; ++c) g.cell_begin[c] = g.cell_end[c] = 0;
                       });
                       ctx.parallel_for(count, [&](std::uint32_t b, std::uint32_t e) {
                         for (std::uint32_t k = b; k < e; ++k) {
-                          const auto agent = static_cast<std::uint32_t>(keys[k]);
-                          const auto cell = static_cast<std::uint32_t>(keys[k] >> 32);
+                          const std::uint32_t agent = values[k];
+                          const auto cell = static_cast<std::uint32_t>(keys[k]);
                           g.pos[k] = a[agent].pos;
                           g.vel[k] = a[agent].vel;
                           g.rank[entity_of[agent]] = k;
-                          if (k == 0 || static_cast<std::uint32_t>(keys[k - 1] >> 32) != cell)
-                            g.cell_begin[cell] = k;
-                          if (k + 1 == count || static_cast<std::uint32_t>(keys[k + 1] >> 32) != cell)
-                            g.cell_end[cell] = k + 1;
+                          if (k == 0 || keys[k - 1] != cell) g.cell_begin[cell] = k;
+                          if (k + 1 == count || keys[k + 1] != cell) g.cell_end[cell] = k + 1;
                         }
                       });
                     }});
@@ -250,7 +253,7 @@ void setup_boids(core::Engine& engine, const SceneParams& p) {
         t.set_translation(glm::vec3(a.pos, 0.0f));
         t.set_rotation(glm::angleAxis(std::atan2(a.vel.y, a.vel.x), glm::vec3(0, 0, 1)));
       },
-      core::Phase::Physics, {"steer"});  // reads the grid's steered velocities
+      core::Phase::Physics, {}, core::Access{}.read<FlockGrid>());  // the steered velocities
   engine.add_stage({.name = "flock_stats",
                     .phase = core::Phase::Animation,
                     .access = core::Access{}.read<Agent>().write<FlockStats>(),
@@ -297,7 +300,7 @@ void setup_boids(core::Engine& engine, const SceneParams& p) {
                         }
                       });
                       d.prep->prepare(ctx.jobs(), d.camera, std::span(d.objects.data(), count),
-                                      ctx.split());
+                                      ctx.split(), ctx.tag());
                     }});
 }
 

@@ -36,6 +36,13 @@ bool Access::conflicts(const Access& other) const {
 
 // --- StageContext ------------------------------------------------------------------------------
 
+namespace detail {
+const StageContext*& current_chunk() {
+  thread_local const StageContext* chunk = nullptr;
+  return chunk;
+}
+}  // namespace detail
+
 void StageContext::chunk_done(std::uint64_t begin_ns) const {
   const std::uint64_t d = monotonic_ns() - begin_ns;
   Engine::Stage& s = *engine_->stages_[stage_];
@@ -185,9 +192,10 @@ void Engine::build_graph() {
                             sb.desc.name, name.c_str());
       } else if (stages_[a]->ordinal > sb.ordinal) {
         SPINDLE_LOG_WARNING(Core,
-                            "engine: stage '%s' asks to run after '%s', which is in a later "
-                            "phase; the phase order wins",
-                            sb.desc.name, name.c_str());
+                            "engine: stage '%s' asks to run after '%s', which comes later (a later "
+                            "phase, or registered later in the same phase); the order (phase, "
+                            "registration) wins: register '%s' first",
+                            sb.desc.name, name.c_str(), name.c_str());
       }
     }
   }
@@ -252,7 +260,9 @@ void Engine::apply_scene_switch() {
     if (!e.is_null() && (keep == nullptr || !keep->has(i))) world_.destroy(e);
   }
   scene_ = next.name;
-  if (next.setup) next.setup(*this);
+  // A copy: the setup may add scenes (and so move the one running).
+  const std::function<void(Engine&)> setup = next.setup;
+  if (setup) setup(*this);
 }
 
 void Engine::set_mode(jobs::Mode mode) {
@@ -331,6 +341,16 @@ void Engine::decide(std::span<const StageId> group) {
   }
   for (std::size_t r = 0; r < launch_scratch_.size(); ++r)
     stages_[launch_scratch_[r]]->launch_rank = static_cast<std::uint16_t>(r);
+  // Successors are released most costly first, too.
+  for (StageId id : group) {
+    std::vector<StageId>& succ = stages_[id]->successors;
+    for (std::size_t i = 1; i < succ.size(); ++i) {
+      const StageId v = succ[i];
+      std::size_t j = i;
+      for (; j > 0 && stages_[succ[j - 1]]->ema_ms < stages_[v]->ema_ms; --j) succ[j] = succ[j - 1];
+      succ[j] = v;
+    }
+  }
   // Record the first decision of each stage in this frame (later simulation steps of the same
   // frame repeat it with the same estimates).
   for (StageId id : group) {
@@ -356,10 +376,26 @@ void Engine::run_stage(StageId id, std::int64_t dt_ns, float alpha) {
   ctx.dt_ns_ = dt_ns;
   ctx.tick_ = tick_;
   ctx.alpha_ = alpha;
+  ctx.priority_ = s.critical ? jobs::Priority::High : jobs::Priority::Normal;
+  // This thread may be inside another stage's wait, helping: keep that stage's recording state.
   CommandBuffer& cmd = world_.commands().local(*jobs_);
+  const CommandBuffer::Mark saved = cmd.mark();
+  const StageContext*& chunk = detail::current_chunk();
+  const StageContext* outer = chunk;
+  chunk = nullptr;
   cmd.set_origin(ctx.serial_origin(0));
   const std::uint64_t begin = monotonic_ns();
   s.begin_ns = begin;
+  struct Restore {  // also when the stage throws
+    CommandBuffer& cmd;
+    CommandBuffer::Mark mark;
+    const StageContext*& chunk;
+    const StageContext* outer;
+    ~Restore() {
+      cmd.restore(mark);
+      chunk = outer;
+    }
+  } restore{cmd, saved, chunk, outer};
   s.desc.run(ctx);
   const std::uint64_t end = monotonic_ns();
   s.end_ns = end;
@@ -377,9 +413,11 @@ void Engine::launch(StageId id) {
                            s.critical ? jobs::Priority::High : jobs::Priority::Normal};
   jobs_->run(group_done_, desc, [this, id] {
     run_stage(id, run_dt_ns_, run_alpha_);
-    // Release successors, longest first, so the costly chain is queued first.
-    for (StageId succ : stages_[id]->successors) {
-      if (stages_[succ]->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) launch(succ);
+    // Release successors (sorted most costly first by decide()) in reverse: this thread's deque
+    // is last-in first-out, so it runs the most costly one next and thieves take the rest.
+    const std::vector<StageId>& succ = stages_[id]->successors;
+    for (std::size_t k = succ.size(); k-- > 0;) {
+      if (stages_[succ[k]]->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) launch(succ[k]);
     }
   });
 }
@@ -400,11 +438,17 @@ void Engine::run_group(std::span<const StageId> group, std::int64_t dt_ns, float
     run_dt_ns_ = dt_ns;
     run_alpha_ = alpha;
     for (StageId id : group) stages_[id]->remaining.store(stages_[id]->predecessors, std::memory_order_relaxed);
-    // Roots, longest first (launch_scratch_ holds the group in launch order in dynamic mode).
-    std::span<const StageId> launch_order =
-        mode == jobs::Mode::Dynamic ? std::span<const StageId>(launch_scratch_) : group;
-    for (StageId id : launch_order) {
-      if (stages_[id]->predecessors == 0) launch(id);
+    // Roots, longest first. The submitting thread's own deque is last-in first-out while
+    // thieves take from the other end, so push the longest last: this thread starts it at once
+    // and a woken worker steals the next longest.
+    if (mode == jobs::Mode::Dynamic) {
+      for (std::size_t k = launch_scratch_.size(); k-- > 0;) {
+        if (stages_[launch_scratch_[k]]->predecessors == 0) launch(launch_scratch_[k]);
+      }
+    } else {
+      for (StageId id : group) {
+        if (stages_[id]->predecessors == 0) launch(id);
+      }
     }
     jobs_->wait(group_done_);
   }

@@ -45,9 +45,14 @@ struct Counts {
 
 // Updates one world matrix from its local transform and its parent's world matrix (null for a
 // root). `parent_changed` are the parent's WorldTransform::changed bits.
-inline void update_one(Transform& local, WorldTransform& out, const glm::mat4* parent,
-                       std::uint32_t parent_changed, std::uint32_t& full, std::uint32_t& moved) {
-  const std::uint32_t change = local.dirty() | parent_changed;
+inline void update_one(Transform& local, WorldTransform& out, Entity parent_entity,
+                       const glm::mat4* parent, std::uint32_t parent_changed, std::uint32_t& full,
+                       std::uint32_t& moved) {
+  std::uint32_t change = local.dirty() | parent_changed;
+  if (!(out.parent == parent_entity)) {
+    change |= Transform::kRotationScaleDirty | Transform::kTranslationDirty;
+    out.parent = parent_entity;
+  }
   out.previous_translation = glm::vec3(out.matrix[3]);
   if (change & Transform::kRotationScaleDirty) {
     out.matrix = parent != nullptr ? *parent * local.local_matrix() : local.local_matrix();
@@ -170,7 +175,7 @@ void TransformPlugin::update(StageContext& ctx) {
     std::uint32_t full = 0, moved = 0;
     roots.each_range(b, e, [&](Entity entity, Transform& local, WorldTransform& out) {
       if (hierarchy && parents->has(entity.index) && depth_[entity.index] > 0) return;
-      update_one(local, out, nullptr, 0, full, moved);
+      update_one(local, out, Entity::null(), nullptr, 0, full, moved);
     });
     counts.full.fetch_add(full, std::memory_order_relaxed);
     counts.translation.fetch_add(moved, std::memory_order_relaxed);
@@ -188,8 +193,9 @@ void TransformPlugin::update(StageContext& ctx) {
           Transform* local = locals->get(i);
           WorldTransform* out = worlds->get(i);
           if (local == nullptr || out == nullptr) continue;
-          const WorldTransform* parent = worlds->get(parents->get(i)->entity.index);
-          update_one(*local, *out, &parent->matrix, parent->changed, full, moved);
+          const Entity parent_entity = parents->get(i)->entity;
+          const WorldTransform* parent = worlds->get(parent_entity.index);
+          update_one(*local, *out, parent_entity, &parent->matrix, parent->changed, full, moved);
         }
         counts.full.fetch_add(full, std::memory_order_relaxed);
         counts.translation.fetch_add(moved, std::memory_order_relaxed);

@@ -30,6 +30,9 @@ struct Health {
 struct Died {
   Entity who;
 };
+struct Marker {
+  std::uint32_t value = 0;
+};
 
 EngineConfig config_for(jobs::Mode mode, std::uint32_t workers) {
   EngineConfig c;
@@ -144,6 +147,31 @@ void build_scene(Engine& engine) {
                         (void)d;
                         ctx.commands().spawn(Pos{1, 1}, Vel{0.25f, 0.25f}, Health{5});
                       }
+                    }});
+  // Commands recorded around a direct wait on the job system (where this thread may run other
+  // stages' jobs) and from a parallel_for nested inside a chunk must still apply in program
+  // order.
+  world.register_component<Marker>("marker");
+  engine.add_stage({.name = "nested", .access = Access{}.write<Marker>(), .run = [](StageContext& ctx) {
+                      if (ctx.tick() % 5 != 0) return;
+                      ctx.commands().spawn(Marker{1});
+                      std::atomic<std::uint32_t> sink{0};
+                      ctx.jobs().parallel_for_range(0, 256, 1, [&](std::size_t b, std::size_t e) {
+                        std::uint32_t x = 0;
+                        for (std::size_t i = b; i < e; ++i) x += static_cast<std::uint32_t>(i * i);
+                        sink.fetch_add(x, std::memory_order_relaxed);
+                      });
+                      ctx.commands().spawn(Marker{2});
+                      ctx.parallel_for(40, [&](std::uint32_t b, std::uint32_t e) {
+                        for (std::uint32_t i = b; i < e; ++i) {
+                          if (i % 7 == 0) ctx.commands().spawn(Marker{100 + i});
+                          ctx.parallel_for(2, [&](std::uint32_t nb, std::uint32_t ne) {
+                            for (std::uint32_t j = nb; j < ne; ++j)
+                              if (i % 11 == 0) ctx.commands().spawn(Marker{1000 + i * 2 + j});
+                          });
+                        }
+                      });
+                      ctx.commands().spawn(Marker{3 + sink.load() % 2});
                     }});
   Entity parent = Entity::null();
   for (int i = 0; i < 3000; ++i) {

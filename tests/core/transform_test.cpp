@@ -143,6 +143,25 @@ TEST(Transforms, PreviousTranslationAllowsInterpolation) {
   EXPECT_NEAR(interpolated_translation(*world.get<WorldTransform>(e), 0.0f).x, 10.0f, 1e-6f);
 }
 
+TEST(Transforms, ReparentingRecomputesWithoutAnyMove) {
+  Scene s = make_scene(jobs::Mode::Single, 1, 0);
+  World& world = s.engine->world();
+  const Entity arm = world.create(), hand = world.create();
+  world.add<Transform>(arm, Transform::from(glm::vec3(5, 0, 0)));
+  world.add<WorldTransform>(arm);
+  world.add<Transform>(hand, Transform::from(glm::vec3(0, 1, 0)));
+  world.add<WorldTransform>(hand);
+  s.engine->step();
+  expect_near(world.get<WorldTransform>(hand)->matrix, world.get<Transform>(hand)->local_matrix());
+  world.add<Parent>(hand, Parent{arm});  // attach: nothing is dirty, the matrix must still change
+  s.engine->step();
+  expect_near(world.get<WorldTransform>(hand)->matrix, reference(world, hand));
+  EXPECT_NEAR(world.get<WorldTransform>(hand)->matrix[3].x, 5.0f, 1e-6f);
+  world.destroy(arm);  // parent gone: back to its own local matrix
+  s.engine->step();
+  expect_near(world.get<WorldTransform>(hand)->matrix, world.get<Transform>(hand)->local_matrix());
+}
+
 TEST(Transforms, StaticTransformsAreLeftAlone) {
   Scene s = make_scene(jobs::Mode::Single, 1, 10);
   World& world = s.engine->world();

@@ -124,7 +124,8 @@ struct StageDesc {
 };
 
 using StageId = std::uint16_t;
-inline constexpr std::uint32_t kMaxStages = 64;
+// Stage i books its jobs under job tag i + 1 (tag 0 is the job system's default).
+inline constexpr std::uint32_t kMaxStages = jobs::kMaxTags - 1;
 
 // The allocator's decision for one stage in one frame.
 struct Decision {
@@ -167,6 +168,9 @@ class StageContext {
   float alpha() const { return alpha_; }        // presentation: blend previous/current step
   // Chunks the mode/allocator chose for this stage's parallel work.
   std::uint32_t split() const { return split_; }
+  // The job tag of this stage: pass it to job-system calls made directly (e.g. a radix sort)
+  // so their jobs are booked under the stage in traces.
+  std::uint16_t tag() const { return tag_; }
 
   // Calls fn(begin, end) over disjoint ranges covering [0, n), split into about split()
   // chunks, and returns when all are done. Commands recorded through commands() inside fn apply
@@ -183,8 +187,10 @@ class StageContext {
     std::uint64_t origin;
   };
   void chunk_done(std::uint64_t begin_ns) const;
+  // Origin bits: stage ordinal (6) | segment (25) | chunk flag (1) | item index (32).
+  static constexpr std::uint32_t kMaxSegments = 1u << 25;
   std::uint64_t serial_origin(std::uint32_t segment) const {
-    return (std::uint64_t{ordinal_} << 40) | (std::uint64_t{segment & 0x7f} << 33);
+    return (std::uint64_t{ordinal_} << 58) | (std::uint64_t{segment} << 33);
   }
 
   Engine* engine_ = nullptr;
@@ -194,6 +200,7 @@ class StageContext {
   StageId stage_ = 0;
   std::uint16_t tag_ = 0;
   std::uint16_t ordinal_ = 0;  // position in the deterministic stage order
+  jobs::Priority priority_ = jobs::Priority::Normal;
   std::uint32_t split_ = 1;
   std::int64_t dt_ns_ = 0;
   std::uint64_t tick_ = 0;
@@ -238,9 +245,10 @@ class Engine {
   StageId add_stage(StageDesc desc);
   // A per-entity system: fn(StageContext&, Entity, Ts&...) for every entity with all Ts, split
   // into jobs. `const T` is read access, `T` write access.
+  // `extra` declares what fn touches besides its components (e.g. a resource it reads).
   template <class... Ts, class F>
   StageId add_system(const char* name, F fn, Phase phase = Phase::Gameplay,
-                     std::vector<std::string> after = {});
+                     std::vector<std::string> after = {}, Access extra = {});
   template <class P, class... A>
   P& add_plugin(A&&... args) {
     auto plugin = std::make_unique<P>(std::forward<A>(args)...);
@@ -371,36 +379,58 @@ struct Persistent {
 
 // --- templates ---------------------------------------------------------------------------------
 
+namespace detail {
+// The StageContext whose parallel_for chunk the calling thread is running, if any.
+const StageContext*& current_chunk();
+}  // namespace detail
+
 template <class F>
 void StageContext::parallel_for(std::uint32_t n, const F& fn) {
+  if (detail::current_chunk() == this) {
+    // Called from inside one of this stage's own chunks: run inline, under the chunk's origin,
+    // so commands stay in item order and the stage's bookkeeping is touched by its root only.
+    if (n > 0) fn(0u, n);
+    return;
+  }
   const std::uint32_t call = calls_++;
+  SPINDLE_ASSERTF(call + 1 < kMaxSegments, "stage '%s': at most %u parallel_for calls per run",
+                  name_, kMaxSegments - 1);
   if (n == 0) return;
   const std::uint32_t chunks = split_ < n ? split_ : n;
   const std::size_t grain = (static_cast<std::size_t>(n) + chunks - 1) / chunks;
   const std::uint64_t start = monotonic_ns();
-  // Origin bits: stage ordinal (24) | segment (7) | chunk flag (1) | item index (32). Serial
-  // code between calls k-1 and k records under segment k with the flag clear, chunks of call k
-  // under segment k with the flag set: commands sort in program order, chunks in item order.
+  // Serial code between calls k-1 and k records under segment k with the chunk flag clear,
+  // chunks of call k under segment k with the flag set: commands sort in program order, chunk
+  // items in item order, whatever the split.
   const std::uint64_t base = serial_origin(call) | (std::uint64_t{1} << 32);
   auto body = [this, base, &fn](std::size_t b, std::size_t e) {
     const std::uint64_t t0 = monotonic_ns();
-    world_->commands().local(*jobs_).set_origin(base | b);
+    CommandBuffer& cmd = world_->commands().local(*jobs_);
+    const CommandBuffer::Mark saved = cmd.mark();  // this thread may be helping another stage
+    const StageContext*& chunk = detail::current_chunk();
+    const StageContext* outer = chunk;
+    chunk = this;
+    cmd.set_origin(base | b);
     fn(static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(e));
+    chunk = outer;
+    cmd.restore(saved);
     chunk_done(t0);
   };
+  CommandBuffer& cmd = world_->commands().local(*jobs_);
   if (chunks <= 1) {
     body(0, n);
   } else {
-    jobs_->parallel_for_range(0, n, grain, body, jobs::JobDesc{name_, tag_});
+    jobs_->parallel_for_range(0, n, grain, body, jobs::JobDesc{name_, tag_, priority_});
   }
   nested_ns_ += monotonic_ns() - start;
-  world_->commands().local(*jobs_).set_origin(serial_origin(call + 1));
+  cmd.set_origin(serial_origin(call + 1));
 }
 
 template <class... Ts, class F>
-StageId Engine::add_system(const char* name, F fn, Phase phase, std::vector<std::string> after) {
+StageId Engine::add_system(const char* name, F fn, Phase phase, std::vector<std::string> after,
+                           Access extra) {
   (world_.register_component<std::remove_const_t<Ts>>(), ...);
-  Access access;
+  Access access = std::move(extra);
   ((std::is_const_v<Ts> ? access.reads : access.writes).push_back(type_id<std::remove_const_t<Ts>>()),
    ...);
   StageDesc desc;

@@ -19,7 +19,9 @@
 // its children, so a moved (not rotated) parent makes its whole subtree do the cheap update.
 // Entities are processed level by level (roots, then their children, ...); each level is split
 // into jobs. A parent chain that loops, or a parent that is gone, makes the entity a root (and
-// is counted in TransformPlugin::stats()). Static transforms store only a world matrix.
+// is counted in TransformPlugin::stats()); a change of parent recomputes the matrix in full.
+// A parent needs a WorldTransform: a parent with only a StaticTransform counts as broken.
+// Static transforms store only a world matrix.
 // Every update keeps the previous translation, so presentation can interpolate between fixed
 // steps with interpolated_translation(world_transform, ctx.alpha()).
 #pragma once
@@ -86,6 +88,9 @@ struct WorldTransform {
   glm::vec3 previous_translation{0.0f};
   // What changed in the last update (Transform::k*Dirty bits), read by children.
   std::uint32_t changed = 0;
+  // The parent the matrix was computed against (null for a root): a new parent, a lost one or a
+  // broken loop forces a full recomputation even when nothing moved.
+  Entity parent{};
 };
 
 // Where to draw an entity between two simulation steps: alpha 0 is the previous step, 1 the

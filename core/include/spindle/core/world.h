@@ -281,12 +281,24 @@ class CommandBuffer {
   }
 
   // Commands recorded from now on sort after those of smaller origins. The engine sets it per
-  // chunk (stage order in the high bits, first item index in the low 40 bits).
+  // chunk (stage order, segment and chunk flag in the high bits, first item index in the low 32
+  // bits; see StageContext::parallel_for).
   void set_origin(std::uint64_t origin) {
     origin_ = origin;
     sequence_ = 0;
   }
   std::uint64_t origin() const { return origin_; }
+  // Where recording stands, to be put back after running someone else's work on this thread (a
+  // waiting thread helps run other jobs, which set origins of their own).
+  struct Mark {
+    std::uint64_t origin;
+    std::uint32_t sequence;
+  };
+  Mark mark() const { return {origin_, sequence_}; }
+  void restore(Mark m) {
+    origin_ = m.origin;
+    sequence_ = m.sequence;
+  }
 
   void destroy(Entity entity) { record(Op::Destroy, 0, entity, nullptr, 0); }
   template <class T>
@@ -390,7 +402,7 @@ class Query {
   // The same over driving slots [begin, end): disjoint ranges may run concurrently.
   template <class F>
   void each_range(std::uint32_t begin, std::uint32_t end, F&& fn) const {
-    dispatch(begin, end, fn, std::index_sequence_for<Ts...>{});
+    if (driver_ != nullptr) dispatch(begin, end, fn, std::index_sequence_for<Ts...>{});
   }
   // Number of entities that match.
   std::uint32_t count() const {
@@ -578,7 +590,11 @@ EventQueue<T>& World::events(std::size_t reserve) {
 
 template <class... Ts>
 Query<Ts...>::Query(World& world)
-    : world_(&world), storages_(&world.register_component<std::remove_const_t<Ts>>()...) {
+    : world_(&world), storages_(world.storage<std::remove_const_t<Ts>>()...) {
+  // A type never registered has no entities: the query is empty. (Looking up, not registering,
+  // keeps queries built inside jobs from changing the world.)
+  const bool all = std::apply([](auto*... s) { return ((s != nullptr) && ...); }, storages_);
+  if (!all) return;
   std::size_t k = 0;
   std::apply(
       [&](auto*... s) {
