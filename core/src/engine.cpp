@@ -433,7 +433,12 @@ void Engine::run_group(std::span<const StageId> group, std::int64_t dt_ns, float
     s.jobs.store(0, std::memory_order_relaxed);
   }
   if (mode == jobs::Mode::Single || mode == jobs::Mode::Static) {
-    for (StageId id : group) run_stage(id, dt_ns, alpha);
+    for (StageId id : group) {
+      // Stages run inline here, not as jobs: give the profiler a zone for each.
+      if (config_.profile) profiler::begin_zone(stages_[id]->desc.name);
+      run_stage(id, dt_ns, alpha);
+      if (config_.profile) profiler::end_zone();
+    }
   } else {
     run_dt_ns_ = dt_ns;
     run_alpha_ = alpha;
