@@ -7,15 +7,13 @@
 
 #include "alloc_counter.h"
 
+#include "test_components.h"
+
 namespace spindle::core {
 namespace {
 
-struct Pos {
-  float x = 0, y = 0;
-};
-struct Vel {
-  float x = 0, y = 0;
-};
+using test::Pos;
+using test::Vel;
 struct Ttl {
   std::int32_t frames = 0;
 };

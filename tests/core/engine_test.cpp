@@ -15,15 +15,13 @@
 
 #include "test_support.h"
 
+#include "test_components.h"
+
 namespace spindle::core {
 namespace {
 
-struct Pos {
-  float x = 0, y = 0;
-};
-struct Vel {
-  float x = 0, y = 0;
-};
+using test::Pos;
+using test::Vel;
 struct Health {
   std::int32_t hp = 0;
 };

@@ -10,15 +10,13 @@
 #include <spindle/core/world.h>
 #include <spindle/jobs/job_system.h>
 
+#include "test_components.h"
+
 namespace spindle::core {
 namespace {
 
-struct Pos {
-  float x = 0, y = 0;
-};
-struct Vel {
-  float x = 0, y = 0;
-};
+using test::Pos;
+using test::Vel;
 struct Tag {
   std::uint32_t value = 0;
 };
