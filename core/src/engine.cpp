@@ -288,7 +288,17 @@ void Engine::decide(std::span<const StageId> group) {
       case jobs::Mode::Dynamic: break;
     }
   }
+  run_inline_ = false;
   if (mode != jobs::Mode::Dynamic) return;
+
+  // A cheap group runs inline (once every stage has been measured).
+  double total_ms = 0;
+  bool measured = true;
+  for (StageId id : group) {
+    total_ms += stages_[id]->ema_ms;
+    measured = measured && stages_[id]->measured;
+  }
+  run_inline_ = measured && total_ms * 1000.0 < config_.inline_below_us;
 
   // Shares: each stage against the stages that may run beside it.
   for (StageId id : group) {
@@ -300,9 +310,16 @@ void Engine::decide(std::span<const StageId> group) {
     }
     double share = concurrent > 0 ? s.ema_ms / concurrent : 1.0;
     if (!std::isfinite(share)) share = 1.0;
-    const long w = std::clamp<long>(std::lround(workers * share), 1, static_cast<long>(workers));
+    long w = std::clamp<long>(std::lround(workers * share), 1, static_cast<long>(workers));
+    const auto most = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(w) * config_.oversplit);
+    // Measured stages: no chunk planned below min_chunk_us.
+    const double by_cost =
+        config_.min_chunk_us > 0 ? s.ema_ms * 1000.0 / config_.min_chunk_us : static_cast<double>(most);
+    s.split = !s.measured ? most
+                          : static_cast<std::uint32_t>(std::clamp<double>(std::floor(by_cost), 1.0, most));
+    if (run_inline_) s.split = 1;
+    if (s.split == 1) w = 1;
     s.workers = static_cast<std::uint16_t>(w);
-    s.split = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(w) * config_.oversplit);
   }
   // Critical path: the chain with the largest summed estimate. chain_ms = own estimate plus the
   // longest chain among successors (the group is in topological order, so walk it backwards).
@@ -432,7 +449,7 @@ void Engine::run_group(std::span<const StageId> group, std::int64_t dt_ns, float
     s.cpu_ns.store(0, std::memory_order_relaxed);
     s.jobs.store(0, std::memory_order_relaxed);
   }
-  if (mode == jobs::Mode::Single || mode == jobs::Mode::Static) {
+  if (mode == jobs::Mode::Single || mode == jobs::Mode::Static || run_inline_) {
     for (StageId id : group) {
       // Stages run inline here, not as jobs: give the profiler a zone for each.
       if (config_.profile) profiler::begin_zone(stages_[id]->desc.name);

@@ -45,8 +45,14 @@
 // C_i be the stages that can run concurrently with it (no path either way in the graph). With W
 // workers it gets
 //     workers_i = clamp(round(W * c_i / (c_i + sum_{j in C_i} c_j)), 1, W)
-// and is split into split_i = workers_i * EngineConfig::oversplit chunks (a stage alone gets all
-// W workers; oversplitting leaves stealing room to even out uneven chunks). Ready stages start
+// and is split into
+//     split_i = clamp(floor(c_i / EngineConfig::min_chunk_us), 1, workers_i * oversplit)
+// chunks: a stage alone gets all W workers, oversplitting leaves stealing room to even out
+// uneven chunks, and no chunk is planned smaller than min_chunk_us (a chunk costs a few
+// microseconds to hand out; a cheap stage runs as one job). A whole group (the simulation step,
+// or the presentation) estimated below EngineConfig::inline_below_us runs inline on the calling
+// thread, in order, as in single mode: waking workers would cost more than it saves (the
+// decision records workers = split = 1 for each stage then). Ready stages start
 // longest first (descending c_i), and the stages on the critical path (the longest chain by c_i)
 // run at high priority, so the longest chain starts first and the short independent stages
 // fill the gaps around it: the aim is that concurrent stages finish together. With stealing,
@@ -226,6 +232,8 @@ struct EngineConfig {
   std::uint32_t max_steps_per_frame = 8;
   double ema_alpha = 0.2;
   std::uint32_t oversplit = 4;
+  double min_chunk_us = 20;     // dynamic: smallest planned chunk
+  double inline_below_us = 30;  // dynamic: a group estimated below this runs inline
   bool profile = false;  // install the profiler's job hooks (every job becomes a trace zone)
 };
 
@@ -358,6 +366,7 @@ class Engine {
   std::vector<Decision> decisions_;
   std::size_t decisions_used_ = 0;
   std::vector<std::uint64_t> decided_frame_;
+  bool run_inline_ = false;  // decide(): this group runs inline on the calling thread
   jobs::Counter group_done_;
   std::int64_t run_dt_ns_ = 0;
   float run_alpha_ = 1;
