@@ -260,6 +260,42 @@ TEST(Engine, DynamicAllocatorGivesTheHeavyStageMoreWorkersAndStartsItFirst) {
   EXPECT_GT(stats.frame_ns, 0u);
 }
 
+TEST(Engine, CheapWorkIsNotSplitAndACheapFrameRunsInline) {
+  if (!jobs::mode_available(jobs::Mode::Dynamic)) GTEST_SKIP() << "single-mode build";
+  EngineConfig cheap = config_for(jobs::Mode::Dynamic, 2);
+  cheap.inline_below_us = 5000;  // generous, so sanitizer builds count as cheap too
+  cheap.min_chunk_us = 5000;
+  Engine engine(cheap);
+  std::atomic<std::uint32_t> outside_main{0};
+  const std::thread::id main = std::this_thread::get_id();
+  engine.add_stage({.name = "tiny", .run = [&](StageContext& ctx) {
+                      ctx.parallel_for(8, [&](std::uint32_t, std::uint32_t) {
+                        if (std::this_thread::get_id() != main) outside_main.fetch_add(1);
+                      });
+                    }});
+  for (int i = 0; i < 5; ++i) engine.step();
+  outside_main = 0;
+  for (int i = 0; i < 5; ++i) engine.step();
+  ASSERT_EQ(engine.last_decisions().size(), 1u);
+  EXPECT_EQ(engine.last_decisions()[0].split, 1u);
+  EXPECT_EQ(engine.last_decisions()[0].workers, 1u);
+  EXPECT_EQ(outside_main.load(), 0u);  // ran inline on the calling thread
+  // The same stage with real work gets split again.
+  EngineConfig c = config_for(jobs::Mode::Dynamic, 2);
+  Engine busy(c);
+  busy.add_stage({.name = "busy", .run = [](StageContext& ctx) {
+                    ctx.parallel_for(64, [](std::uint32_t b, std::uint32_t e) {
+                      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20 * (e - b));
+                      while (std::chrono::steady_clock::now() < until) {
+                      }
+                    });
+                  }});
+  for (int i = 0; i < 5; ++i) busy.step();
+  ASSERT_EQ(busy.last_decisions().size(), 1u);
+  EXPECT_EQ(busy.last_decisions()[0].split, 2u * c.oversplit);
+  EXPECT_EQ(busy.last_decisions()[0].workers, 2u);
+}
+
 TEST(Engine, StaticAndSingleRecordNoDecisions) {
   Engine engine(config_for(jobs::Mode::Single, 1));
   engine.add_stage({.name = "x", .run = [](StageContext& ctx) { EXPECT_EQ(ctx.split(), 1u); }});

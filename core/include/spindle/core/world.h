@@ -619,9 +619,10 @@ void Query<Ts...>::run(std::uint32_t begin, std::uint32_t end, F& fn, std::index
   // When every storage holds the same entities in the same dense order over this range (the
   // common case: components added together), skip the sparse lookups: one memcmp per storage
   // buys a loop over plain arrays that the compiler can vectorise.
-  const bool aligned = ((std::get<I>(storages_)->size() >= end &&
-                         std::memcmp(std::get<I>(storages_)->entities().data() + begin, dense + begin,
-                                     std::size_t{end - begin} * sizeof(std::uint32_t)) == 0) &&
+  const bool aligned = ((I == D || (std::get<I>(storages_)->size() >= end &&
+                                    std::memcmp(std::get<I>(storages_)->entities().data() + begin,
+                                                dense + begin,
+                                                std::size_t{end - begin} * sizeof(std::uint32_t)) == 0)) &&
                         ...);
   if (aligned) {
     for (std::uint32_t i = begin; i < end; ++i) {
