@@ -441,6 +441,7 @@ void Engine::launch(StageId id) {
 
 void Engine::run_group(std::span<const StageId> group, std::int64_t dt_ns, float alpha) {
   if (group.empty()) return;
+  world_.refresh_order();  // structural changes happen between groups only
   decide(group);
   const jobs::Mode mode = jobs_->mode();
   const std::uint64_t group_begin = monotonic_ns();

@@ -179,6 +179,30 @@ void World::apply_commands() {
   for (CommandBuffer& b : commands_.buffers_) b.clear();
 }
 
+void World::track_order(TypeId a, TypeId b) {
+  const ComponentStorageBase* sa = storages_[a].get();
+  const ComponentStorageBase* sb = storages_[b].get();
+  if (sa == nullptr || sb == nullptr || sa == sb || aligned_prefix(sa, sb) >= 0) return;
+  order_pairs_.push_back(OrderPair{sa, sb, 0});
+  for (ComponentStorageBase* s : registered_) {
+    if (s == sa || s == sb) s->changed_at(0);  // compute this pair from the start
+  }
+}
+
+void World::refresh_order() {
+  for (OrderPair& p : order_pairs_) {
+    std::uint32_t prefix =
+        std::min({p.prefix, p.a->first_changed_slot(), p.b->first_changed_slot()});
+    const std::span<const std::uint32_t> da = p.a->entities();
+    const std::span<const std::uint32_t> db = p.b->entities();
+    const auto n = static_cast<std::uint32_t>(std::min(da.size(), db.size()));
+    prefix = std::min(prefix, n);
+    while (prefix < n && da[prefix] == db[prefix]) ++prefix;
+    p.prefix = prefix;
+  }
+  for (ComponentStorageBase* s : registered_) s->first_changed_ = ~0u;
+}
+
 std::uint64_t World::state_hash() const {
   Hasher h;
   h.add(entities_.size());

@@ -136,6 +136,42 @@ TEST(World, QueryPairsTheRightComponentsWhetherStoragesAreAlignedOrNot) {
   }
 }
 
+TEST(World, TrackedPairsKnowTheirCommonPrefixAndNeverServeAStaleOne) {
+  World world(100);
+  std::vector<Entity> e;
+  for (int i = 0; i < 10; ++i) {
+    e.push_back(world.create());
+    world.add<Pos>(e.back(), Pos{float(e.back().index), 0});
+    world.add<Vel>(e.back(), Vel{0, float(e.back().index)});
+  }
+  const ComponentStorageBase* p = world.storage<Pos>();
+  const ComponentStorageBase* v = world.storage<Vel>();
+  EXPECT_EQ(world.aligned_prefix(p, v), -1);  // not tracked
+  world.track_order(type_id<Pos>(), type_id<Vel>());
+  EXPECT_EQ(world.aligned_prefix(p, v), -1);  // tracked, not refreshed
+  world.refresh_order();
+  EXPECT_EQ(world.aligned_prefix(p, v), 10);
+  world.remove<Vel>(e[3]);  // Vel's slot 3 now holds e[9]; Pos's still e[3]
+  EXPECT_EQ(world.aligned_prefix(v, p), -1);  // changed since the refresh: unknown
+  // The query must pair by entity, not trust the stale prefix.
+  world.query<const Pos, const Vel>().each([](Entity en, const Pos& a, const Vel& b) {
+    EXPECT_EQ(a.x, float(en.index));
+    EXPECT_EQ(b.y, float(en.index));
+  });
+  world.refresh_order();
+  EXPECT_EQ(world.aligned_prefix(p, v), 3);
+  world.add<Vel>(e[3], Vel{0, float(e[3].index)});
+  world.refresh_order();
+  EXPECT_EQ(world.aligned_prefix(p, v), 3);  // e[3] is last in Vel now
+  std::uint32_t n = 0;
+  world.query<const Pos, const Vel>().each([&](Entity en, const Pos& a, const Vel& b) {
+    EXPECT_EQ(a.x, float(en.index));
+    EXPECT_EQ(b.y, float(en.index));
+    ++n;
+  });
+  EXPECT_EQ(n, 10u);
+}
+
 TEST(World, EventsAreReadOnceInTheNextFrame) {
   World world(4);
   world.events<Ping>();

@@ -439,6 +439,10 @@ template <class... Ts, class F>
 StageId Engine::add_system(const char* name, F fn, Phase phase, std::vector<std::string> after,
                            Access extra) {
   (world_.register_component<std::remove_const_t<Ts>>(), ...);
+  // Every pair of the system's storages: queries then know when they share dense order.
+  const TypeId ids[] = {type_id<std::remove_const_t<Ts>>()...};
+  for (std::size_t a = 0; a < sizeof...(Ts); ++a)
+    for (std::size_t b = a + 1; b < sizeof...(Ts); ++b) world_.track_order(ids[a], ids[b]);
   Access access = std::move(extra);
   ((std::is_const_v<Ts> ? access.reads : access.writes).push_back(type_id<std::remove_const_t<Ts>>()),
    ...);

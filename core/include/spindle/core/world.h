@@ -121,6 +121,8 @@ class ComponentStorageBase {
   std::uint32_t dense_index(std::uint32_t index) const { return sparse_[index]; }
   // Dense slot of every entity index (kNone where absent); capacity() entries.
   const std::uint32_t* sparse_data() const { return sparse_.data(); }
+  // Lowest dense slot whose entity changed since World::refresh_order() last ran.
+  std::uint32_t first_changed_slot() const { return first_changed_; }
 
   virtual bool remove(std::uint32_t index) = 0;
   virtual void add_bytes(std::uint32_t index, const void* bytes, std::size_t size) = 0;
@@ -130,8 +132,12 @@ class ComponentStorageBase {
  protected:
   const char* name_;
   TypeId id_;
+  friend class World;
+  void changed_at(std::uint32_t slot) { first_changed_ = slot < first_changed_ ? slot : first_changed_; }
+
   std::vector<std::uint32_t> sparse_;
   std::vector<std::uint32_t> dense_;
+  std::uint32_t first_changed_ = 0;
 };
 
 template <class T>
@@ -171,6 +177,7 @@ class ComponentStorage final : public ComponentStorageBase {
       return slot;
     }
     sparse_[index] = static_cast<std::uint32_t>(dense_.size());
+    changed_at(static_cast<std::uint32_t>(dense_.size()));
     dense_.push_back(index);
     data_.emplace_back(std::forward<A>(args)...);
     return data_.back();
@@ -179,6 +186,7 @@ class ComponentStorage final : public ComponentStorageBase {
     if (!has(index)) return false;
     const std::uint32_t hole = sparse_[index];
     const std::uint32_t last = static_cast<std::uint32_t>(dense_.size() - 1);
+    changed_at(hole);
     if (hole != last) {
       data_[hole] = std::move(data_[last]);
       dense_[hole] = dense_[last];
@@ -204,6 +212,7 @@ class ComponentStorage final : public ComponentStorageBase {
     hasher.add(hash_component(data_[dense]));
   }
   void clear() override {
+    changed_at(0);
     for (std::uint32_t index : dense_) sparse_[index] = kNone;
     dense_.clear();
     data_.clear();
@@ -534,6 +543,22 @@ class World {
 
   std::span<ComponentStorageBase* const> registered() const { return registered_; }
 
+  // Dense-order alignment of storage pairs that queries use together (the engine tracks the
+  // pairs of every per-entity system). refresh_order() (main thread, no job running over the
+  // world) brings each tracked pair's common prefix up to date, scanning only from the first
+  // slot that changed; queries then skip their own comparison over that prefix.
+  void track_order(TypeId a, TypeId b);
+  void refresh_order();
+  // Length of the known common dense prefix of two storages, or -1 when the pair is not tracked
+  // or either storage changed since the last refresh_order().
+  std::int64_t aligned_prefix(const ComponentStorageBase* a, const ComponentStorageBase* b) const {
+    if (a->first_changed_slot() != ~0u || b->first_changed_slot() != ~0u) return -1;
+    for (const OrderPair& p : order_pairs_) {
+      if ((p.a == a && p.b == b) || (p.a == b && p.b == a)) return p.prefix;
+    }
+    return -1;
+  }
+
  private:
   struct ResourceBase {
     virtual ~ResourceBase() = default;
@@ -548,6 +573,13 @@ class World {
   };
 
   void emit_lifecycle(Entity entity, bool created);
+
+  struct OrderPair {
+    const ComponentStorageBase* a;
+    const ComponentStorageBase* b;
+    std::uint32_t prefix;
+  };
+  std::vector<OrderPair> order_pairs_;
 
   EntityPool entities_;
   std::array<std::unique_ptr<ComponentStorageBase>, kMaxTypes> storages_{};
@@ -619,11 +651,15 @@ void Query<Ts...>::run(std::uint32_t begin, std::uint32_t end, F& fn, std::index
   // When every storage holds the same entities in the same dense order over this range (the
   // common case: components added together), skip the sparse lookups: one memcmp per storage
   // buys a loop over plain arrays that the compiler can vectorise.
-  const bool aligned = ((I == D || (std::get<I>(storages_)->size() >= end &&
-                                    std::memcmp(std::get<I>(storages_)->entities().data() + begin,
-                                                dense + begin,
-                                                std::size_t{end - begin} * sizeof(std::uint32_t)) == 0)) &&
-                        ...);
+  // A tracked pair's known prefix answers without reading (World::refresh_order()).
+  auto same_order = [&](const ComponentStorageBase* other) {
+    if (other->size() < end) return false;
+    const std::int64_t known = world_->aligned_prefix(driver_, other);
+    if (known >= 0 && end <= static_cast<std::uint64_t>(known)) return true;
+    return std::memcmp(other->entities().data() + begin, dense + begin,
+                       std::size_t{end - begin} * sizeof(std::uint32_t)) == 0;
+  };
+  const bool aligned = ((I == D || same_order(std::get<I>(storages_))) && ...);
   if (aligned) {
     for (std::uint32_t i = begin; i < end; ++i) {
       fn(Entity{dense[i], generations[dense[i]]}, std::get<I>(data)[i]...);
