@@ -197,6 +197,16 @@ TEST(World, LifecycleEvents) {
   ASSERT_EQ(world.read_events<EntityDestroyed>().size(), 1u);
 }
 
+TEST(World, ComponentMemoryIsBookedUnderCore) {
+  const std::size_t before = mem_stats(MemTag::Core).reserved_bytes;
+  {
+    World world(1000);
+    world.register_component<Pos>("pos");
+    EXPECT_GE(mem_stats(MemTag::Core).reserved_bytes, before + 1000 * sizeof(Pos));
+  }
+  EXPECT_EQ(mem_stats(MemTag::Core).reserved_bytes, before);
+}
+
 TEST(World, Resources) {
   World world(4);
   EXPECT_EQ(world.resource<Tag>(), nullptr);

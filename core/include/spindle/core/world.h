@@ -37,11 +37,15 @@
 // should not contain padding (or pointers); give a type `std::uint64_t spindle_hash(const T&)`
 // (found by argument-dependent lookup) to hash it field by field instead.
 //
+// Memory: each registered type reserves capacity x (component + 8 bytes), booked under
+// MemTag::Core in the memory statistics (memory.h).
+//
 // Threads: queries, get() and has() may run concurrently from jobs as long as no two jobs write
 // the same component of the same entity (systems declare their access; the frame graph orders
 // conflicting ones). create(), destroy(), add(), remove(), emit() and apply_commands() are
 // structural: main thread only, with no job running over the world. Jobs record them in their
-// participant's CommandBuffer instead.
+// participant's CommandBuffer instead. track_order()/refresh_order() are main-thread calls too
+// (the Engine makes them: see aligned_prefix()).
 //
 // Determinism: apply_commands() sorts every recorded command by (origin, sequence): the origin is
 // set by the code that splits work (the first item index of a chunk, and the stage order above
@@ -67,6 +71,7 @@
 #include <spindle/core/assert.h>
 #include <spindle/core/entity.h>
 #include <spindle/core/hash.h>
+#include <spindle/core/memory.h>
 
 namespace spindle::jobs {
 class JobSystem;
@@ -159,7 +164,10 @@ class ComponentStorage final : public ComponentStorageBase {
   ComponentStorage(const char* name, std::uint32_t capacity)
       : ComponentStorageBase(name, type_id<T>(), capacity) {
     data_.reserve(capacity);
+    reserved_ = capacity * (sizeof(T) + 2 * sizeof(std::uint32_t));
+    mem_book_reserve(MemTag::Core, reserved_);  // world memory shows in the memory statistics
   }
+  ~ComponentStorage() override { mem_book_release(MemTag::Core, reserved_); }
 
   T* get(std::uint32_t index) {
     return has(index) ? &data_[sparse_[index]] : nullptr;
@@ -223,6 +231,7 @@ class ComponentStorage final : public ComponentStorageBase {
 
  private:
   std::vector<T> data_;
+  std::size_t reserved_ = 0;
 };
 
 // --- events ------------------------------------------------------------------------------------
