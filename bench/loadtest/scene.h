@@ -1,5 +1,8 @@
 // Load-test scenes: a scene fills an Engine with stages and `objects` entities. Registration is
-// open: a subsystem adds its scene with SPINDLE_LOADTEST_SCENE in any linked source file.
+// open: a subsystem adds its scene by calling register_scene() from register_builtin_scenes()
+// (scenes.cpp), or with SPINDLE_LOADTEST_SCENE in a source file linked into the executable
+// itself (a static library's object that nothing references is dropped by the linker, and its
+// static registration with it).
 //
 // Usage:
 //
