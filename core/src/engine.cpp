@@ -318,7 +318,7 @@ void Engine::decide(std::span<const StageId> group) {
     s.split = !s.measured ? most
                           : static_cast<std::uint32_t>(std::clamp<double>(std::floor(by_cost), 1.0, most));
     if (run_inline_) s.split = 1;
-    if (s.split == 1) w = 1;
+    w = std::min<long>(w, static_cast<long>(s.split));  // a stage cannot use more workers than chunks
     s.workers = static_cast<std::uint16_t>(w);
   }
   // Critical path: the chain with the largest summed estimate. chain_ms = own estimate plus the
@@ -394,6 +394,7 @@ void Engine::run_stage(StageId id, std::int64_t dt_ns, float alpha) {
   ctx.tick_ = tick_;
   ctx.alpha_ = alpha;
   ctx.priority_ = s.critical ? jobs::Priority::High : jobs::Priority::Normal;
+  ctx.root_thread_ = std::this_thread::get_id();
   // This thread may be inside another stage's wait, helping: keep that stage's recording state.
   CommandBuffer& cmd = world_.commands().local(*jobs_);
   const CommandBuffer::Mark saved = cmd.mark();
@@ -453,9 +454,14 @@ void Engine::run_group(std::span<const StageId> group, std::int64_t dt_ns, float
   if (mode == jobs::Mode::Single || mode == jobs::Mode::Static || run_inline_) {
     for (StageId id : group) {
       // Stages run inline here, not as jobs: give the profiler a zone for each.
-      if (config_.profile) profiler::begin_zone(stages_[id]->desc.name);
+      struct Zone {
+        bool on;
+        ~Zone() {
+          if (on) profiler::end_zone();
+        }
+      } zone{config_.profile};
+      if (zone.on) profiler::begin_zone(stages_[id]->desc.name);
       run_stage(id, dt_ns, alpha);
-      if (config_.profile) profiler::end_zone();
     }
   } else {
     run_dt_ns_ = dt_ns;
@@ -515,7 +521,9 @@ void Engine::end_frame_stats(std::uint64_t begin_ns) {
   for (std::size_t i = 0; i < stages_.size(); ++i) {
     Stage& s = *stages_[i];
     if (stats_.stages[i].runs == 0) continue;
-    const double ms = static_cast<double>(stats_.stages[i].cpu_ns) * 1e-6;
+    // Per run: a frame that catches up several simulation steps must not look several times
+    // as costly to decisions made per step.
+    const double ms = static_cast<double>(stats_.stages[i].cpu_ns) * 1e-6 / stats_.stages[i].runs;
     s.ema_ms = s.measured ? config_.ema_alpha * ms + (1 - config_.ema_alpha) * s.ema_ms : ms;
     s.measured = true;
   }

@@ -182,7 +182,10 @@ void World::apply_commands() {
 void World::track_order(TypeId a, TypeId b) {
   const ComponentStorageBase* sa = storages_[a].get();
   const ComponentStorageBase* sb = storages_[b].get();
-  if (sa == nullptr || sb == nullptr || sa == sb || aligned_prefix(sa, sb) >= 0) return;
+  if (sa == nullptr || sb == nullptr || sa == sb) return;
+  for (const OrderPair& p : order_pairs_) {
+    if ((p.a == sa && p.b == sb) || (p.a == sb && p.b == sa)) return;  // tracked already
+  }
   order_pairs_.push_back(OrderPair{sa, sb, 0});
   for (ComponentStorageBase* s : registered_) {
     if (s == sa || s == sb) s->changed_at(0);  // compute this pair from the start

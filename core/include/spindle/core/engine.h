@@ -41,7 +41,7 @@
 //   tbb     - the dynamic graph run through oneTBB with a fixed split (reference only).
 //
 // The dynamic allocator. Each stage's cost c_i is an exponential moving average (alpha =
-// EngineConfig::ema_alpha) of its measured CPU time (summed job time) per frame. For stage i let
+// EngineConfig::ema_alpha) of its measured CPU time (summed job time) per run. For stage i let
 // C_i be the stages that can run concurrently with it (no path either way in the graph). With W
 // workers it gets
 //     workers_i = clamp(round(W * c_i / (c_i + sum_{j in C_i} c_j)), 1, W)
@@ -57,7 +57,13 @@
 // run at high priority, so the longest chain starts first and the short independent stages
 // fill the gaps around it: the aim is that concurrent stages finish together. With stealing,
 // workers_i is a share expressed through the split, not a hard reservation. Every frame's
-// decisions are kept (last_decisions()) for the reports and the trace.
+// decisions are kept (last_decisions()) for the reports and the trace. Estimates follow the
+// recent past: a stage that is costly only now and then is planned from its average, so its
+// rare costly run gets a coarse split.
+//
+// Work a stage submits to the job system directly (ctx.jobs()) is timed as the stage's own
+// serial time, including any help the waiting thread gives other stages meanwhile; a
+// ctx.parallel_for called from such a job runs inline.
 //
 // Determinism: simulation runs on integer nanosecond fixed steps; parallel_for hands out
 // disjoint ranges; command buffers apply in item order (see world.h). The world's state hash
@@ -74,6 +80,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <spindle/core/input.h>
@@ -193,10 +200,11 @@ class StageContext {
     std::uint64_t origin;
   };
   void chunk_done(std::uint64_t begin_ns) const;
-  // Origin bits: stage ordinal (6) | segment (25) | chunk flag (1) | item index (32).
+  // Origin bits: stage ordinal + 1 (6) | segment (25) | chunk flag (1) | item index (32).
   static constexpr std::uint32_t kMaxSegments = 1u << 25;
+  // Ordinal + 1: origin 0 stays for commands recorded outside any stage (between frames).
   std::uint64_t serial_origin(std::uint32_t segment) const {
-    return (std::uint64_t{ordinal_} << 58) | (std::uint64_t{segment} << 33);
+    return (std::uint64_t{ordinal_ + 1u} << 58) | (std::uint64_t{segment} << 33);
   }
 
   Engine* engine_ = nullptr;
@@ -207,6 +215,7 @@ class StageContext {
   std::uint16_t tag_ = 0;
   std::uint16_t ordinal_ = 0;  // position in the deterministic stage order
   jobs::Priority priority_ = jobs::Priority::Normal;
+  std::thread::id root_thread_{};  // the thread running the stage's own code
   std::uint32_t split_ = 1;
   std::int64_t dt_ns_ = 0;
   std::uint64_t tick_ = 0;
@@ -395,9 +404,10 @@ const StageContext*& current_chunk();
 
 template <class F>
 void StageContext::parallel_for(std::uint32_t n, const F& fn) {
-  if (detail::current_chunk() == this) {
-    // Called from inside one of this stage's own chunks: run inline, under the chunk's origin,
-    // so commands stay in item order and the stage's bookkeeping is touched by its root only.
+  if (detail::current_chunk() == this || std::this_thread::get_id() != root_thread_) {
+    // Called from inside one of this stage's own chunks (or from a job the stage submitted
+    // itself): run inline, under the caller's origin, so commands stay in item order and the
+    // stage's bookkeeping is touched by its root thread only.
     if (n > 0) fn(0u, n);
     return;
   }
@@ -415,14 +425,21 @@ void StageContext::parallel_for(std::uint32_t n, const F& fn) {
   auto body = [this, base, &fn](std::size_t b, std::size_t e) {
     const std::uint64_t t0 = monotonic_ns();
     CommandBuffer& cmd = world_->commands().local(*jobs_);
-    const CommandBuffer::Mark saved = cmd.mark();  // this thread may be helping another stage
-    const StageContext*& chunk = detail::current_chunk();
-    const StageContext* outer = chunk;
-    chunk = this;
+    // This thread may be helping another stage: put its recording state back afterwards, also
+    // when fn throws (the scheduler catches the exception on this thread).
+    struct Restore {
+      CommandBuffer& cmd;
+      CommandBuffer::Mark mark;
+      const StageContext*& chunk;
+      const StageContext* outer;
+      ~Restore() {
+        cmd.restore(mark);
+        chunk = outer;
+      }
+    } restore{cmd, cmd.mark(), detail::current_chunk(), detail::current_chunk()};
+    restore.chunk = this;
     cmd.set_origin(base | b);
     fn(static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(e));
-    chunk = outer;
-    cmd.restore(saved);
     chunk_done(t0);
   };
   CommandBuffer& cmd = world_->commands().local(*jobs_);
