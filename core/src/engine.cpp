@@ -397,23 +397,10 @@ void Engine::run_stage(StageId id, std::int64_t dt_ns, float alpha) {
   ctx.root_thread_ = std::this_thread::get_id();
   // This thread may be inside another stage's wait, helping: keep that stage's recording state.
   CommandBuffer& cmd = world_.commands().local(*jobs_);
-  const CommandBuffer::Mark saved = cmd.mark();
-  const StageContext*& chunk = detail::current_chunk();
-  const StageContext* outer = chunk;
-  chunk = nullptr;
+  const detail::RecordingGuard guard(cmd, nullptr);
   cmd.set_origin(ctx.serial_origin(0));
   const std::uint64_t begin = monotonic_ns();
   s.begin_ns = begin;
-  struct Restore {  // also when the stage throws
-    CommandBuffer& cmd;
-    CommandBuffer::Mark mark;
-    const StageContext*& chunk;
-    const StageContext* outer;
-    ~Restore() {
-      cmd.restore(mark);
-      chunk = outer;
-    }
-  } restore{cmd, saved, chunk, outer};
   s.desc.run(ctx);
   const std::uint64_t end = monotonic_ns();
   s.end_ns = end;

@@ -400,6 +400,29 @@ struct Persistent {
 namespace detail {
 // The StageContext whose parallel_for chunk the calling thread is running, if any.
 const StageContext*& current_chunk();
+
+// A thread entering a stage or a chunk may be in the middle of another stage's work (helping
+// while it waits): this keeps that work's recording state and puts it back on leaving, also
+// when the stage or chunk throws.
+class RecordingGuard {
+ public:
+  RecordingGuard(CommandBuffer& cmd, const StageContext* inner)
+      : cmd_(cmd), mark_(cmd.mark()), chunk_(current_chunk()), outer_(chunk_) {
+    chunk_ = inner;
+  }
+  ~RecordingGuard() {
+    cmd_.restore(mark_);
+    chunk_ = outer_;
+  }
+  RecordingGuard(const RecordingGuard&) = delete;
+  RecordingGuard& operator=(const RecordingGuard&) = delete;
+
+ private:
+  CommandBuffer& cmd_;
+  CommandBuffer::Mark mark_;
+  const StageContext*& chunk_;
+  const StageContext* outer_;
+};
 }  // namespace detail
 
 template <class F>
@@ -425,19 +448,7 @@ void StageContext::parallel_for(std::uint32_t n, const F& fn) {
   auto body = [this, base, &fn](std::size_t b, std::size_t e) {
     const std::uint64_t t0 = monotonic_ns();
     CommandBuffer& cmd = world_->commands().local(*jobs_);
-    // This thread may be helping another stage: put its recording state back afterwards, also
-    // when fn throws (the scheduler catches the exception on this thread).
-    struct Restore {
-      CommandBuffer& cmd;
-      CommandBuffer::Mark mark;
-      const StageContext*& chunk;
-      const StageContext* outer;
-      ~Restore() {
-        cmd.restore(mark);
-        chunk = outer;
-      }
-    } restore{cmd, cmd.mark(), detail::current_chunk(), detail::current_chunk()};
-    restore.chunk = this;
+    const detail::RecordingGuard guard(cmd, this);
     cmd.set_origin(base | b);
     fn(static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(e));
     chunk_done(t0);
