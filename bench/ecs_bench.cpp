@@ -97,11 +97,12 @@ void system_parallel(benchmark::State& state) {
   config.entity_capacity = kEntities;
   core::Engine engine(config);
   fill(engine.world());
-  engine.add_system<const Vel, Pos>("move", [](core::StageContext&, core::Entity, const Vel& v, Pos& p) {
-    p.x += v.x * kDt;
-    p.y += v.y * kDt;
-    p.z += v.z * kDt;
-  });
+  engine.add_system<const Vel, Pos>("move",
+                                    [](core::StageContext&, core::Entity, const Vel& v, Pos& p) {
+                                      p.x += v.x * kDt;
+                                      p.y += v.y * kDt;
+                                      p.z += v.z * kDt;
+                                    });
   engine.step();
   for (auto _ : state) engine.step();
   state.SetItemsProcessed(state.iterations() * kEntities);
@@ -125,14 +126,15 @@ void engine_frame_10(benchmark::State& state) {
   world.register_component<Pos>("pos");
   world.register_component<Vel>("vel");
   engine.add_plugin<core::TransformPlugin>();
-  engine.add_system<const Vel, Pos>("move", [](core::StageContext& ctx, core::Entity, const Vel& v, Pos& p) {
-    p.x += v.x * ctx.dt();
-  });
+  engine.add_system<const Vel, Pos>("move", [](core::StageContext& ctx, core::Entity, const Vel& v,
+                                               Pos& p) { p.x += v.x * ctx.dt(); });
   engine.add_system<Vel>("steer", [](core::StageContext&, core::Entity, Vel& v) { v.y = -v.y; });
-  engine.add_system<const Pos, core::Transform>("sync", [](core::StageContext&, core::Entity, const Pos& p,
-                                                           core::Transform& t) {
-    t.set_translation(glm::vec3(p.x, p.y, p.z));
-  }, core::Phase::Gameplay, {"move"});
+  engine.add_system<const Pos, core::Transform>(
+      "sync",
+      [](core::StageContext&, core::Entity, const Pos& p, core::Transform& t) {
+        t.set_translation(glm::vec3(p.x, p.y, p.z));
+      },
+      core::Phase::Gameplay, {"move"});
   for (int i = 0; i < 10; ++i) {
     const core::Entity e = world.create();
     world.add<Pos>(e, Pos{0, 0, 0});

@@ -182,7 +182,8 @@ core::Status write_trace(const SceneDef& scene, const Options& o, jobs::Mode mod
     std::ifstream in(path);
     trace = nlohmann::json::parse(in, nullptr, false);
   }
-  if (trace.is_discarded()) return core::Status::error(path + ": trace written but not readable back");
+  if (trace.is_discarded())
+    return core::Status::error(path + ": trace written but not readable back");
   nlohmann::json& events = trace.is_array() ? trace : trace["traceEvents"];
   std::vector<double> frame_ts;
   int pid = 0;
@@ -200,9 +201,15 @@ core::Status write_trace(const SceneDef& scene, const Options& o, jobs::Mode mod
       split[names[d.stage]] = d.split;
     }
     if (workers.empty()) continue;
-    events.push_back({{"name", "allocator: workers"}, {"ph", "C"}, {"ts", frame_ts[f]}, {"pid", pid},
+    events.push_back({{"name", "allocator: workers"},
+                      {"ph", "C"},
+                      {"ts", frame_ts[f]},
+                      {"pid", pid},
                       {"args", workers}});
-    events.push_back({{"name", "allocator: split"}, {"ph", "C"}, {"ts", frame_ts[f]}, {"pid", pid},
+    events.push_back({{"name", "allocator: split"},
+                      {"ph", "C"},
+                      {"ts", frame_ts[f]},
+                      {"pid", pid},
                       {"args", split}});
   }
   std::ofstream out(path, std::ios::trunc);
@@ -266,9 +273,11 @@ void print_summary(const report::Run& run, std::ostream& out) {
 int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   register_builtin_scenes();
   Options o;
-  CLI::App app{"spindle_loadtest: load-test scenes at varying object counts, compared across job "
-               "modes, with a report (JSON, CSV, Markdown, HTML, Chrome trace)"};
-  app.add_option("--scene", o.scenes, "scenes to run, comma-separated (" + join(scene_names()) + ")")
+  CLI::App app{
+      "spindle_loadtest: load-test scenes at varying object counts, compared across job "
+      "modes, with a report (JSON, CSV, Markdown, HTML, Chrome trace)"};
+  app.add_option("--scene", o.scenes,
+                 "scenes to run, comma-separated (" + join(scene_names()) + ")")
       ->delimiter(',');
   app.add_option("--objects", o.objects, "object counts, comma-separated")
       ->delimiter(',')
@@ -276,9 +285,12 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   app.add_option("--modes", o.mode_names, "job modes: single,static,dynamic,tbb")->delimiter(',');
   app.add_option("--workers", o.workers, "participants in the threaded modes (0: one per core)")
       ->check(CLI::Range(0u, 64u));
-  app.add_option("--frames", o.frames, "measured frames per series")->check(CLI::Range(1u, 1'000'000u));
-  app.add_option("--warmup", o.warmup, "frames run before measuring")->check(CLI::Range(0u, 1'000'000u));
-  app.add_option("--repeats", o.repeats, "series per (scene, count, mode), interleaved across modes")
+  app.add_option("--frames", o.frames, "measured frames per series")
+      ->check(CLI::Range(1u, 1'000'000u));
+  app.add_option("--warmup", o.warmup, "frames run before measuring")
+      ->check(CLI::Range(0u, 1'000'000u));
+  app.add_option("--repeats", o.repeats,
+                 "series per (scene, count, mode), interleaved across modes")
       ->check(CLI::Range(1u, 1000u));
   app.add_option("--seed", o.seed, "scene seed");
   app.add_option("--out", o.out, "output folder (created; files in it are replaced)");
@@ -296,7 +308,8 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   }
   if (app.count("--modes") == 0) {  // default: every mode this build has
     o.mode_names.clear();
-    for (jobs::Mode m : {jobs::Mode::Single, jobs::Mode::Static, jobs::Mode::Dynamic, jobs::Mode::Tbb})
+    for (jobs::Mode m :
+         {jobs::Mode::Single, jobs::Mode::Static, jobs::Mode::Dynamic, jobs::Mode::Tbb})
       if (jobs::mode_available(m)) o.mode_names.emplace_back(jobs::to_string(m));
   }
   if (o.scenes.empty() || o.objects.empty() || o.mode_names.empty()) {
@@ -307,8 +320,8 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   for (const std::string& name : o.scenes) {
     const SceneDef* s = find_scene(name);
     if (s == nullptr) {
-      err << "spindle_loadtest: --scene: unknown scene '" << name << "' (known: " << join(scene_names())
-          << ")\n";
+      err << "spindle_loadtest: --scene: unknown scene '" << name
+          << "' (known: " << join(scene_names()) << ")\n";
       return 2;
     }
     scenes.push_back(s);
@@ -316,7 +329,8 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   for (const std::string& name : o.mode_names) {
     jobs::Mode m;
     if (!jobs::parse_mode(name, m)) {
-      err << "spindle_loadtest: --modes: unknown mode '" << name << "' (known: single, static, dynamic, tbb)\n";
+      err << "spindle_loadtest: --modes: unknown mode '" << name
+          << "' (known: single, static, dynamic, tbb)\n";
       return 2;
     }
     if (!jobs::mode_available(m)) {
@@ -367,20 +381,22 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
             have_reference = true;
           } else if (r.hash != reference) {
             deterministic = false;
-            err << "spindle_loadtest: determinism: " << scene->name << " " << r.series.mode << " with "
-                << objects << " objects ended with world hash " << r.hash << ", expected " << reference
-                << "\n";
+            err << "spindle_loadtest: determinism: " << scene->name << " " << r.series.mode
+                << " with " << objects << " objects ended with world hash " << r.hash
+                << ", expected " << reference << "\n";
           }
           std::vector<double> ms;
           for (const auto& f : r.series.frames) ms.push_back(f.frame_ms);
           const report::Summary s = report::summarize(ms);
           ++done;
           char line[200];
-          std::snprintf(line, sizeof line,
-                        "[%3zu/%zu] %-10s %-7s w=%-2u n=%-7u rep %u/%u  median %8.3f ms  p99 %8.3f ms  (%.0f s)\n",
-                        done, total, scene->name.c_str(), r.series.mode.c_str(), r.series.workers, objects,
-                        rep + 1, o.repeats, s.median, s.p99,
-                        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+          std::snprintf(
+              line, sizeof line,
+              "[%3zu/%zu] %-10s %-7s w=%-2u n=%-7u rep %u/%u  median %8.3f ms  p99 %8.3f ms  (%.0f "
+              "s)\n",
+              done, total, scene->name.c_str(), r.series.mode.c_str(), r.series.workers, objects,
+              rep + 1, o.repeats, s.median, s.p99,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
           out << line << std::flush;
           run.series.push_back(std::move(r.series));
         }
@@ -389,7 +405,8 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   }
 
   print_summary(run, out);
-  out << "determinism: " << (deterministic ? "every mode ended with the same world hash" : "FAILED (see above)")
+  out << "determinism: "
+      << (deterministic ? "every mode ended with the same world hash" : "FAILED (see above)")
       << "\n";
 
   if (core::Status s = report::write_report(run, o.out); !s) {
@@ -398,8 +415,9 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   }
   if (o.trace_frames > 0) {
     const jobs::Mode trace_mode =
-        std::find(o.modes.begin(), o.modes.end(), jobs::Mode::Dynamic) != o.modes.end() ? jobs::Mode::Dynamic
-                                                                                        : o.modes.front();
+        std::find(o.modes.begin(), o.modes.end(), jobs::Mode::Dynamic) != o.modes.end()
+            ? jobs::Mode::Dynamic
+            : o.modes.front();
     const std::string path = (std::filesystem::path(o.out) / "trace.json").string();
     if (core::Status s = write_trace(*scenes.front(), o, trace_mode, o.objects.back(), path); !s) {
       err << "spindle_loadtest: " << s.message() << "\n";

@@ -51,6 +51,6 @@ void register_builtin_scenes();
 
 }  // namespace spindle::loadtest
 
-#define SPINDLE_LOADTEST_SCENE(id, description, setup_fn)                                         \
-  static const bool spindle_loadtest_scene_##id =                                                 \
+#define SPINDLE_LOADTEST_SCENE(id, description, setup_fn) \
+  static const bool spindle_loadtest_scene_##id =         \
       ::spindle::loadtest::register_scene({#id, description, setup_fn, nullptr})

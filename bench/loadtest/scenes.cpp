@@ -201,15 +201,15 @@ void setup_boids(core::Engine& engine, const SceneParams& p) {
                       ctx.parallel_for(count, [&](std::uint32_t b, std::uint32_t e) {
                         for (std::uint32_t i = b; i < e; ++i) {
                           g.keys[i] = cell_of(g, a[i].pos);  // the sort is stable: index order
-                          g.values[i] = i;                    // within a cell is kept
+                          g.values[i] = i;                   // within a cell is kept
                         }
                       });
                       const std::span<std::uint64_t> keys(g.keys.data(), count);
                       const std::span<std::uint32_t> values(g.values.data(), count);
-                      const bool sorted = render::radix_sort(
-                          ctx.jobs(), ctx.split(), *g.sort_scratch, keys, values,
-                          std::span(g.key_scratch.data(), count), std::span(g.value_scratch.data(), count),
-                          ctx.tag());
+                      const bool sorted =
+                          render::radix_sort(ctx.jobs(), ctx.split(), *g.sort_scratch, keys, values,
+                                             std::span(g.key_scratch.data(), count),
+                                             std::span(g.value_scratch.data(), count), ctx.tag());
                       SPINDLE_ASSERT(sorted, "boids: sort buffers sized for every agent");
                       const auto cells = static_cast<std::uint32_t>(g.cell_begin.size());
                       ctx.parallel_for(cells, [&](std::uint32_t b, std::uint32_t e) {
@@ -372,7 +372,8 @@ void setup_imbalanced(core::Engine& engine, const SceneParams& p) {
                       const std::span<WorkC> c = ctx.world().storage<WorkC>()->data();
                       ctx.parallel_for(static_cast<std::uint32_t>(c.size()),
                                        [&](std::uint32_t begin, std::uint32_t end) {
-                                         for (std::uint32_t i = begin; i < end; ++i) c[i].v = burn(c[i].v, 1);
+                                         for (std::uint32_t i = begin; i < end; ++i)
+                                           c[i].v = burn(c[i].v, 1);
                                        });
                     }});
   engine.add_stage({.name = "after_light",
@@ -392,8 +393,10 @@ void setup_imbalanced(core::Engine& engine, const SceneParams& p) {
 }  // namespace
 
 void register_builtin_scenes() {
-  register_scene({"boids", "steering agents: grid + radix sort neighbour queries, transforms, culling, draw-list sort",
-                  setup_boids, nullptr});
+  register_scene(
+      {"boids",
+       "steering agents: grid + radix sort neighbour queries, transforms, culling, draw-list sort",
+       setup_boids, nullptr});
   register_scene({"imbalanced", "independent stages of very different cost (serial, skewed, light)",
                   setup_imbalanced, nullptr});
 }

@@ -9,14 +9,22 @@ namespace spindle::core {
 
 const char* to_string(Phase phase) {
   switch (phase) {
-    case Phase::Input: return "input";
-    case Phase::Gameplay: return "gameplay";
-    case Phase::Physics: return "physics";
-    case Phase::Transforms: return "transforms";
-    case Phase::Animation: return "animation";
-    case Phase::RenderPrep: return "render_prep";
-    case Phase::Render: return "render";
-    case Phase::Audio: return "audio";
+    case Phase::Input:
+      return "input";
+    case Phase::Gameplay:
+      return "gameplay";
+    case Phase::Physics:
+      return "physics";
+    case Phase::Transforms:
+      return "transforms";
+    case Phase::Animation:
+      return "animation";
+    case Phase::RenderPrep:
+      return "render_prep";
+    case Phase::Render:
+      return "render";
+    case Phase::Audio:
+      return "audio";
   }
   return "?";
 }
@@ -53,7 +61,9 @@ void StageContext::chunk_done(std::uint64_t begin_ns) const {
     engine_->worker_clocks_[slot].busy_ns.fetch_add(d, std::memory_order_relaxed);
 }
 
-CommandBuffer& StageContext::commands() const { return world_->commands().local(*jobs_); }
+CommandBuffer& StageContext::commands() const {
+  return world_->commands().local(*jobs_);
+}
 
 // --- Engine ------------------------------------------------------------------------------------
 
@@ -89,8 +99,8 @@ Engine::Engine(const EngineConfig& config)
 }
 
 const char* to_string(Action action) {
-  static const char* const names[] = {"up",    "down",  "left",    "right", "fire",
-                                      "jump",  "pause", "confirm", "cancel"};
+  static const char* const names[] = {"up",   "down",  "left",    "right", "fire",
+                                      "jump", "pause", "confirm", "cancel"};
   const auto i = static_cast<std::size_t>(action);
   return i < kActionCount ? names[i] : "?";
 }
@@ -110,9 +120,15 @@ StageId Engine::add_stage(StageDesc desc) {
   return id;
 }
 
-const char* Engine::stage_name(StageId id) const { return stages_[id]->desc.name; }
-double Engine::stage_estimate_ms(StageId id) const { return stages_[id]->ema_ms; }
-Phase Engine::stage_phase(StageId id) const { return stages_[id]->desc.phase; }
+const char* Engine::stage_name(StageId id) const {
+  return stages_[id]->desc.name;
+}
+double Engine::stage_estimate_ms(StageId id) const {
+  return stages_[id]->ema_ms;
+}
+Phase Engine::stage_phase(StageId id) const {
+  return stages_[id]->desc.phase;
+}
 
 int Engine::find_stage(std::string_view name) const {
   for (std::size_t i = 0; i < stages_.size(); ++i) {
@@ -175,8 +191,8 @@ void Engine::build_graph() {
       Stage& sa = *stages_[order_[a]];
       Stage& sb = *stages_[order_[b]];
       if (sa.desc.simulation != sb.desc.simulation) continue;  // separate graphs
-      const bool named =
-          std::find(sb.desc.after.begin(), sb.desc.after.end(), sa.desc.name) != sb.desc.after.end();
+      const bool named = std::find(sb.desc.after.begin(), sb.desc.after.end(), sa.desc.name) !=
+                         sb.desc.after.end();
       if (named || sa.desc.access.conflicts(sb.desc.access)) {
         sa.successors.push_back(order_[b]);
         ++sb.predecessors;
@@ -188,8 +204,8 @@ void Engine::build_graph() {
     for (const std::string& name : sb.desc.after) {
       const int a = find_stage(name);
       if (a < 0) {
-        SPINDLE_LOG_WARNING(Core, "engine: stage '%s' runs after unknown stage '%s'",
-                            sb.desc.name, name.c_str());
+        SPINDLE_LOG_WARNING(Core, "engine: stage '%s' runs after unknown stage '%s'", sb.desc.name,
+                            name.c_str());
       } else if (stages_[a]->ordinal > sb.ordinal) {
         SPINDLE_LOG_WARNING(Core,
                             "engine: stage '%s' asks to run after '%s', which comes later (a later "
@@ -211,7 +227,8 @@ void Engine::build_graph() {
   }
   sim_order_.clear();
   present_order_.clear();
-  for (StageId id : order_) (stages_[id]->desc.simulation ? sim_order_ : present_order_).push_back(id);
+  for (StageId id : order_)
+    (stages_[id]->desc.simulation ? sim_order_ : present_order_).push_back(id);
   launch_scratch_.clear();
   launch_scratch_.reserve(n);
   decisions_.assign(n, Decision{});
@@ -267,7 +284,8 @@ void Engine::apply_scene_switch() {
 
 void Engine::set_mode(jobs::Mode mode) {
   if (!jobs::mode_available(mode)) {
-    SPINDLE_LOG_ERROR(Core, "engine: mode %s is not available in this build", jobs::to_string(mode));
+    SPINDLE_LOG_ERROR(Core, "engine: mode %s is not available in this build",
+                      jobs::to_string(mode));
     return;
   }
   jobs_->set_mode(mode);
@@ -282,10 +300,17 @@ void Engine::decide(std::span<const StageId> group) {
     s.launch_rank = 0;
     s.workers = static_cast<std::uint16_t>(workers);
     switch (mode) {
-      case jobs::Mode::Single: s.split = 1; break;
-      case jobs::Mode::Static: s.split = workers; break;
-      case jobs::Mode::Tbb: s.split = workers * config_.oversplit; break;
-      case jobs::Mode::Dynamic: break;
+      case jobs::Mode::Single:
+        s.split = 1;
+        break;
+      case jobs::Mode::Static:
+        s.split = workers;
+        break;
+      case jobs::Mode::Tbb:
+        s.split = workers * config_.oversplit;
+        break;
+      case jobs::Mode::Dynamic:
+        break;
     }
   }
   run_inline_ = false;
@@ -313,12 +338,14 @@ void Engine::decide(std::span<const StageId> group) {
     long w = std::clamp<long>(std::lround(workers * share), 1, static_cast<long>(workers));
     const auto most = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(w) * config_.oversplit);
     // Measured stages: no chunk planned below min_chunk_us.
-    const double by_cost =
-        config_.min_chunk_us > 0 ? s.ema_ms * 1000.0 / config_.min_chunk_us : static_cast<double>(most);
-    s.split = !s.measured ? most
-                          : static_cast<std::uint32_t>(std::clamp<double>(std::floor(by_cost), 1.0, most));
+    const double by_cost = config_.min_chunk_us > 0 ? s.ema_ms * 1000.0 / config_.min_chunk_us
+                                                    : static_cast<double>(most);
+    s.split = !s.measured
+                  ? most
+                  : static_cast<std::uint32_t>(std::clamp<double>(std::floor(by_cost), 1.0, most));
     if (run_inline_) s.split = 1;
-    w = std::min<long>(w, static_cast<long>(s.split));  // a stage cannot use more workers than chunks
+    w = std::min<long>(w,
+                       static_cast<long>(s.split));  // a stage cannot use more workers than chunks
     s.workers = static_cast<std::uint16_t>(w);
   }
   // Critical path: the chain with the largest summed estimate. chain_ms = own estimate plus the
@@ -409,7 +436,8 @@ void Engine::run_stage(StageId id, std::int64_t dt_ns, float alpha) {
   s.cpu_ns.fetch_add(self, std::memory_order_relaxed);
   s.jobs.fetch_add(1, std::memory_order_relaxed);
   const std::uint32_t slot = world_.commands().slot(*jobs_);
-  if (slot < worker_clocks_.size()) worker_clocks_[slot].busy_ns.fetch_add(self, std::memory_order_relaxed);
+  if (slot < worker_clocks_.size())
+    worker_clocks_[slot].busy_ns.fetch_add(self, std::memory_order_relaxed);
 }
 
 void Engine::launch(StageId id) {
@@ -453,7 +481,8 @@ void Engine::run_group(std::span<const StageId> group, std::int64_t dt_ns, float
   } else {
     run_dt_ns_ = dt_ns;
     run_alpha_ = alpha;
-    for (StageId id : group) stages_[id]->remaining.store(stages_[id]->predecessors, std::memory_order_relaxed);
+    for (StageId id : group)
+      stages_[id]->remaining.store(stages_[id]->predecessors, std::memory_order_relaxed);
     // Roots, longest first. The submitting thread's own deque is last-in first-out while
     // thieves take from the other end, so push the longest last: this thread starts it at once
     // and a woken worker steals the next longest.

@@ -21,7 +21,9 @@ thread_local std::uint64_t t_slot_generation = 0;
 thread_local std::uint32_t t_slot = 0;
 }  // namespace
 
-CommandBuffers::CommandBuffers(std::uint32_t participants) { resize(participants); }
+CommandBuffers::CommandBuffers(std::uint32_t participants) {
+  resize(participants);
+}
 
 void CommandBuffers::resize(std::uint32_t participants) {
   if (participants == 0) participants = 1;
@@ -49,7 +51,9 @@ std::uint32_t CommandBuffers::slot(const jobs::JobSystem& jobs) {
   return t_slot;
 }
 
-World::World(std::uint32_t capacity) : entities_(capacity) { registered_.reserve(kMaxTypes); }
+World::World(std::uint32_t capacity) : entities_(capacity) {
+  registered_.reserve(kMaxTypes);
+}
 
 World::~World() = default;
 
@@ -168,7 +172,8 @@ void World::apply_commands() {
           q->push_bytes(owner.payload(r), r.size);
           ++command_stats_.applied;
         } else {
-          SPINDLE_LOG_ERROR(Core, "world: event type %u emitted but never declared with events<T>()",
+          SPINDLE_LOG_ERROR(Core,
+                            "world: event type %u emitted but never declared with events<T>()",
                             static_cast<unsigned>(r.type));
           ++command_stats_.stale;
         }

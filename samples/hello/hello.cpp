@@ -57,7 +57,9 @@ struct Game {
 constexpr float kField = 200.0f;
 constexpr std::uint32_t kRockTimer = 1;
 
-float wrap(float v) { return v - kField * std::floor(v / kField); }
+float wrap(float v) {
+  return v - kField * std::floor(v / kField);
+}
 
 // A deterministic pseudo-random number from a seed (same in every mode).
 float hash01(std::uint32_t x) {
@@ -72,7 +74,8 @@ float hash01(std::uint32_t x) {
 void spawn_rock(core::CommandBuffer& cmd, glm::vec2 pos, std::int32_t size, std::uint32_t seed) {
   const float angle = hash01(seed) * 6.2831853f;
   const float speed = 6.0f + 10.0f * hash01(seed * 7 + 1) / static_cast<float>(size);
-  cmd.spawn(Body{pos, speed * glm::vec2(std::cos(angle), std::sin(angle)), 4.0f * static_cast<float>(size)},
+  cmd.spawn(Body{pos, speed * glm::vec2(std::cos(angle), std::sin(angle)),
+                 4.0f * static_cast<float>(size)},
             Rock{size});
 }
 
@@ -101,15 +104,19 @@ void build_game(core::Engine& engine) {
     ship.invulnerable -= dt;
     if (in.held(core::Action::Fire) && ship.cooldown <= 0.0f) {
       ship.cooldown = 0.15f;
-      ctx.commands().spawn(Body{body.pos + facing * 3.0f, body.vel + 90.0f * facing, 0.5f}, Bullet{});
+      ctx.commands().spawn(Body{body.pos + facing * 3.0f, body.vel + 90.0f * facing, 0.5f},
+                           Bullet{});
     }
   });
 
   // Everything moves and wraps around the field; runs in parallel over all bodies.
-  engine.add_system<Body>("move", [](StageContext& ctx, Entity, Body& body) {
-    body.pos += body.vel * ctx.dt();
-    body.pos = glm::vec2(wrap(body.pos.x), wrap(body.pos.y));
-  }, core::Phase::Physics);
+  engine.add_system<Body>(
+      "move",
+      [](StageContext& ctx, Entity, Body& body) {
+        body.pos += body.vel * ctx.dt();
+        body.pos = glm::vec2(wrap(body.pos.x), wrap(body.pos.y));
+      },
+      core::Phase::Physics);
 
   engine.add_system<Bullet>("bullet_life", [](StageContext& ctx, Entity e, Bullet& b) {
     b.life -= ctx.dt();
@@ -130,7 +137,8 @@ void build_game(core::Engine& engine) {
                         rocks.each_range(b, e, [&](Entity rock, const Rock& r, const Body& rb) {
                           bool shot = false;
                           bullets.each([&](Entity bullet, const Bullet&, const Body& bb) {
-                            if (shot || glm::distance(rb.pos, bb.pos) > rb.radius + bb.radius) return;
+                            if (shot || glm::distance(rb.pos, bb.pos) > rb.radius + bb.radius)
+                              return;
                             shot = true;
                             ctx.commands().destroy(bullet);
                             ctx.commands().destroy(rock);
@@ -159,7 +167,8 @@ void build_game(core::Engine& engine) {
                         ++game.rocks_shot;
                         if (hit.size > 1) {
                           for (std::uint32_t k = 0; k < 2; ++k)
-                            spawn_rock(cmd, hit.pos, hit.size - 1, hit.rock.index * 31 + k + ctx.tick());
+                            spawn_rock(cmd, hit.pos, hit.size - 1,
+                                       hit.rock.index * 31 + k + ctx.tick());
                         }
                       }
                       for (const ShipHit& hit : w.read_events<ShipHit>()) {
@@ -192,13 +201,13 @@ void build_game(core::Engine& engine) {
     w.add<core::Timer>(spawner, core::Timer::every(4.0, kRockTimer));
   });
   engine.add_scene("over", [](core::Engine& e) { ++e.world().resource<Game>()->scenes_seen; });
-  engine.add_stage({.name = "flow",
-                    .phase = core::Phase::Input,
-                    .run = [](StageContext& ctx) {
+  engine.add_stage({.name = "flow", .phase = core::Phase::Input, .run = [](StageContext& ctx) {
                       const core::Input& in = *ctx.world().resource<core::Input>();
                       core::Engine& e = ctx.engine();
-                      if (e.scene() == "title" && in.pressed(core::Action::Fire)) e.switch_scene("play");
-                      if (e.scene() == "over" && in.pressed(core::Action::Confirm)) e.request_quit();
+                      if (e.scene() == "title" && in.pressed(core::Action::Fire))
+                        e.switch_scene("play");
+                      if (e.scene() == "over" && in.pressed(core::Action::Confirm))
+                        e.request_quit();
                     }});
   engine.switch_scene("title");
 }
@@ -231,7 +240,8 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else {
-      std::fprintf(stderr, "usage: %s [--frames N] [--mode single|static|dynamic|tbb] [--workers N]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--frames N] [--mode single|static|dynamic|tbb] [--workers N]\n",
                    argv[0]);
       return 2;
     }
@@ -253,13 +263,15 @@ int main(int argc, char** argv) {
     ++frame;
   }
   const Game& game = *engine.world().resource<Game>();
-  std::printf("hello: %s mode, %llu frames, scene %s, score %d, rocks shot %d, lives %d, %u entities, hash %016llx\n",
-              jobs::to_string(engine.mode()), static_cast<unsigned long long>(frame),
-              engine.scene().c_str(), game.score, game.rocks_shot, game.lives,
-              engine.world().entity_count(),
-              static_cast<unsigned long long>(engine.world().state_hash()));
+  std::printf(
+      "hello: %s mode, %llu frames, scene %s, score %d, rocks shot %d, lives %d, %u entities, hash "
+      "%016llx\n",
+      jobs::to_string(engine.mode()), static_cast<unsigned long long>(frame),
+      engine.scene().c_str(), game.score, game.rocks_shot, game.lives,
+      engine.world().entity_count(), static_cast<unsigned long long>(engine.world().state_hash()));
   // The outcome the script is built to reach.
-  const bool ok = game.scenes_seen >= 2 && game.rocks_shot >= 3 && game.score > 0 && game.lives >= 0;
+  const bool ok =
+      game.scenes_seen >= 2 && game.rocks_shot >= 3 && game.score > 0 && game.lives >= 0;
   if (!ok) std::fprintf(stderr, "hello: the scripted game did not reach its expected outcome\n");
   return ok ? 0 : 1;
 }

@@ -32,9 +32,8 @@ TEST(EngineAlloc, SteadyStateFramesAllocateNothing) {
     world.register_component<Vel>("vel");
     world.register_component<Ttl>("ttl");
     engine.add_plugin<TransformPlugin>();
-    engine.add_system<const Vel, Pos>("move", [](StageContext& ctx, Entity, const Vel& v, Pos& p) {
-      p.x += v.x * ctx.dt();
-    });
+    engine.add_system<const Vel, Pos>(
+        "move", [](StageContext& ctx, Entity, const Vel& v, Pos& p) { p.x += v.x * ctx.dt(); });
     // Entities expire and are replaced through command buffers: structural churn every frame.
     engine.add_system<Ttl>("expire", [](StageContext& ctx, Entity e, Ttl& t) {
       if (--t.frames <= 0) {
@@ -42,9 +41,11 @@ TEST(EngineAlloc, SteadyStateFramesAllocateNothing) {
         ctx.commands().spawn(Pos{}, Vel{1, 1}, Ttl{17});
       }
     });
-    engine.add_system<const Pos, Transform>("sync", [](StageContext&, Entity, const Pos& p, Transform& t) {
-      t.set_translation(glm::vec3(p.x, p.y, 0));
-    }, Phase::Gameplay, {"move"});
+    engine.add_system<const Pos, Transform>("sync",
+                                            [](StageContext&, Entity, const Pos& p, Transform& t) {
+                                              t.set_translation(glm::vec3(p.x, p.y, 0));
+                                            },
+                                            Phase::Gameplay, {"move"});
     for (int i = 0; i < 2000; ++i) {
       const Entity e = world.create();
       world.add<Pos>(e);

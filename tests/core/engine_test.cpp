@@ -42,7 +42,8 @@ EngineConfig config_for(jobs::Mode mode, std::uint32_t workers) {
 
 std::vector<jobs::Mode> available_modes() {
   std::vector<jobs::Mode> out;
-  for (jobs::Mode m : {jobs::Mode::Single, jobs::Mode::Static, jobs::Mode::Dynamic, jobs::Mode::Tbb})
+  for (jobs::Mode m :
+       {jobs::Mode::Single, jobs::Mode::Static, jobs::Mode::Dynamic, jobs::Mode::Tbb})
     if (jobs::mode_available(m)) out.push_back(m);
   return out;
 }
@@ -126,19 +127,28 @@ void build_scene(Engine& engine) {
     p.x += v.x * ctx.dt();
     p.y += v.y * ctx.dt();
   });
-  engine.add_system<Health, const Pos>("damage", [](StageContext& ctx, Entity e, Health& h, const Pos& p) {
-    h.hp -= 1 + static_cast<std::int32_t>(p.x) % 3;
-    if (h.hp <= 0) {
-      ctx.commands().destroy(e);
-      ctx.commands().emit(Died{e});
-      ctx.commands().spawn(Pos{p.y, p.x}, Vel{-1.0f, 0.5f}, Health{40});
-    }
-  }, Phase::Gameplay, {"move"});
-  engine.add_system<const Pos, Transform>("sync", [](StageContext&, Entity, const Pos& p, Transform& t) {
-    t.set_translation(glm::vec3(p.x, p.y, 0));
-    if (static_cast<int>(p.x) % 7 == 0) t.set_rotation(glm::angleAxis(p.y * 0.01f, glm::vec3(0, 0, 1)));
-  }, Phase::Gameplay, {"move"});
-  engine.add_stage({.name = "count_deaths", .access = Access{}.write<Health>(), .after = {"damage"},
+  engine.add_system<Health, const Pos>(
+      "damage",
+      [](StageContext& ctx, Entity e, Health& h, const Pos& p) {
+        h.hp -= 1 + static_cast<std::int32_t>(p.x) % 3;
+        if (h.hp <= 0) {
+          ctx.commands().destroy(e);
+          ctx.commands().emit(Died{e});
+          ctx.commands().spawn(Pos{p.y, p.x}, Vel{-1.0f, 0.5f}, Health{40});
+        }
+      },
+      Phase::Gameplay, {"move"});
+  engine.add_system<const Pos, Transform>(
+      "sync",
+      [](StageContext&, Entity, const Pos& p, Transform& t) {
+        t.set_translation(glm::vec3(p.x, p.y, 0));
+        if (static_cast<int>(p.x) % 7 == 0)
+          t.set_rotation(glm::angleAxis(p.y * 0.01f, glm::vec3(0, 0, 1)));
+      },
+      Phase::Gameplay, {"move"});
+  engine.add_stage({.name = "count_deaths",
+                    .access = Access{}.write<Health>(),
+                    .after = {"damage"},
                     .run = [](StageContext& ctx) {
                       // Serial code in a stage: reads last frame's events.
                       for (const Died& d : ctx.world().read_events<Died>()) {
@@ -150,27 +160,28 @@ void build_scene(Engine& engine) {
   // stages' jobs) and from a parallel_for nested inside a chunk must still apply in program
   // order.
   world.register_component<Marker>("marker");
-  engine.add_stage({.name = "nested", .access = Access{}.write<Marker>(), .run = [](StageContext& ctx) {
-                      if (ctx.tick() % 5 != 0) return;
-                      ctx.commands().spawn(Marker{1});
-                      std::atomic<std::uint32_t> sink{0};
-                      ctx.jobs().parallel_for_range(0, 256, 1, [&](std::size_t b, std::size_t e) {
-                        std::uint32_t x = 0;
-                        for (std::size_t i = b; i < e; ++i) x += static_cast<std::uint32_t>(i * i);
-                        sink.fetch_add(x, std::memory_order_relaxed);
-                      });
-                      ctx.commands().spawn(Marker{2});
-                      ctx.parallel_for(40, [&](std::uint32_t b, std::uint32_t e) {
-                        for (std::uint32_t i = b; i < e; ++i) {
-                          if (i % 7 == 0) ctx.commands().spawn(Marker{100 + i});
-                          ctx.parallel_for(2, [&](std::uint32_t nb, std::uint32_t ne) {
-                            for (std::uint32_t j = nb; j < ne; ++j)
-                              if (i % 11 == 0) ctx.commands().spawn(Marker{1000 + i * 2 + j});
-                          });
-                        }
-                      });
-                      ctx.commands().spawn(Marker{3 + sink.load() % 2});
-                    }});
+  engine.add_stage(
+      {.name = "nested", .access = Access{}.write<Marker>(), .run = [](StageContext& ctx) {
+         if (ctx.tick() % 5 != 0) return;
+         ctx.commands().spawn(Marker{1});
+         std::atomic<std::uint32_t> sink{0};
+         ctx.jobs().parallel_for_range(0, 256, 1, [&](std::size_t b, std::size_t e) {
+           std::uint32_t x = 0;
+           for (std::size_t i = b; i < e; ++i) x += static_cast<std::uint32_t>(i * i);
+           sink.fetch_add(x, std::memory_order_relaxed);
+         });
+         ctx.commands().spawn(Marker{2});
+         ctx.parallel_for(40, [&](std::uint32_t b, std::uint32_t e) {
+           for (std::uint32_t i = b; i < e; ++i) {
+             if (i % 7 == 0) ctx.commands().spawn(Marker{100 + i});
+             ctx.parallel_for(2, [&](std::uint32_t nb, std::uint32_t ne) {
+               for (std::uint32_t j = nb; j < ne; ++j)
+                 if (i % 11 == 0) ctx.commands().spawn(Marker{1000 + i * 2 + j});
+             });
+           }
+         });
+         ctx.commands().spawn(Marker{3 + sink.load() % 2});
+       }});
   Entity parent = Entity::null();
   for (int i = 0; i < 3000; ++i) {
     const Entity e = world.create();
@@ -224,7 +235,8 @@ TEST(Engine, DynamicAllocatorGivesTheHeavyStageMoreWorkersAndStartsItFirst) {
   auto busy = [](std::uint32_t us) {
     return [us](StageContext& ctx) {
       ctx.parallel_for(64, [us](std::uint32_t b, std::uint32_t e) {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us * (e - b) / 64);
+        const auto until =
+            std::chrono::steady_clock::now() + std::chrono::microseconds(us * (e - b) / 64);
         while (std::chrono::steady_clock::now() < until) {
         }
       });
@@ -233,15 +245,18 @@ TEST(Engine, DynamicAllocatorGivesTheHeavyStageMoreWorkersAndStartsItFirst) {
   struct A {};
   struct B {};
   struct C {};
-  const StageId heavy = engine.add_stage({.name = "heavy", .access = Access{}.write<A>(), .run = busy(3000)});
-  const StageId light = engine.add_stage({.name = "light", .access = Access{}.write<B>(), .run = busy(300)});
+  const StageId heavy =
+      engine.add_stage({.name = "heavy", .access = Access{}.write<A>(), .run = busy(3000)});
+  const StageId light =
+      engine.add_stage({.name = "light", .access = Access{}.write<B>(), .run = busy(300)});
   const StageId after = engine.add_stage(
       {.name = "after_light", .access = Access{}.write<C>().read<B>(), .run = busy(300)});
   for (int i = 0; i < 10; ++i) engine.step();
   const auto decisions = engine.last_decisions();
   ASSERT_EQ(decisions.size(), 3u);
   auto find = [&](StageId id) {
-    return *std::find_if(decisions.begin(), decisions.end(), [&](const Decision& d) { return d.stage == id; });
+    return *std::find_if(decisions.begin(), decisions.end(),
+                         [&](const Decision& d) { return d.stage == id; });
   };
   const Decision h = find(heavy), l = find(light), a = find(after);
   EXPECT_GT(h.workers, l.workers);
@@ -285,7 +300,8 @@ TEST(Engine, CheapWorkIsNotSplitAndACheapFrameRunsInline) {
   Engine busy(c);
   busy.add_stage({.name = "busy", .run = [](StageContext& ctx) {
                     ctx.parallel_for(64, [](std::uint32_t b, std::uint32_t e) {
-                      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20 * (e - b));
+                      const auto until = std::chrono::steady_clock::now() +
+                                         std::chrono::microseconds(20 * (e - b));
                       while (std::chrono::steady_clock::now() < until) {
                       }
                     });
@@ -340,11 +356,13 @@ TEST(Engine, FixedStepsFollowGameTime) {
                       ++sim_runs;
                       EXPECT_EQ(ctx.dt_ns(), 10'000'000);
                     }});
-  engine.add_stage({.name = "draw", .phase = Phase::Render,
-                    .run = [&](StageContext& ctx) {
-                      ++present_runs;
-                      last_alpha = ctx.alpha();
-                    },
+  engine.add_stage({.name = "draw",
+                    .phase = Phase::Render,
+                    .run =
+                        [&](StageContext& ctx) {
+                          ++present_runs;
+                          last_alpha = ctx.alpha();
+                        },
                     .simulation = false});
   engine.frame(25'000'000);  // 2 steps, 5 ms left over
   EXPECT_EQ(sim_runs, 2u);
@@ -359,7 +377,8 @@ TEST(Engine, FixedStepsFollowGameTime) {
 TEST(Engine, StageExceptionReachesTheCaller) {
   for (jobs::Mode mode : available_modes()) {
     Engine engine(config_for(mode, 2));
-    engine.add_stage({.name = "boom", .run = [](StageContext&) { throw std::runtime_error("boom"); }});
+    engine.add_stage(
+        {.name = "boom", .run = [](StageContext&) { throw std::runtime_error("boom"); }});
     EXPECT_THROW(engine.step(), std::runtime_error) << jobs::to_string(mode);
   }
 }

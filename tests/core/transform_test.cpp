@@ -59,16 +59,20 @@ TEST(Transforms, MatchRecursiveRecomputation) {
     Scene s = make_scene(mode, 2, 800);
     s.engine->step();
     World& world = s.engine->world();
-    for (Entity e : s.entities) expect_near(world.get<WorldTransform>(e)->matrix, reference(world, e));
+    for (Entity e : s.entities)
+      expect_near(world.get<WorldTransform>(e)->matrix, reference(world, e));
     EXPECT_GT(s.plugin->stats().levels, 3u);
     // Move some, rotate others, then compare again.
     for (std::size_t i = 0; i < s.entities.size(); i += 3) {
       Transform* t = world.get<Transform>(s.entities[i]);
-      if (i % 2) t->set_translation(t->translation() + glm::vec3(1, 0, 0));
-      else t->set_rotation(glm::normalize(t->rotation() * glm::quat(0.9f, 0.1f, 0, 0)));
+      if (i % 2)
+        t->set_translation(t->translation() + glm::vec3(1, 0, 0));
+      else
+        t->set_rotation(glm::normalize(t->rotation() * glm::quat(0.9f, 0.1f, 0, 0)));
     }
     s.engine->step();
-    for (Entity e : s.entities) expect_near(world.get<WorldTransform>(e)->matrix, reference(world, e));
+    for (Entity e : s.entities)
+      expect_near(world.get<WorldTransform>(e)->matrix, reference(world, e));
   }
 }
 
@@ -81,7 +85,8 @@ TEST(Transforms, TranslationOnlyChangesTakeTheCheapPath) {
   world.add<WorldTransform>(root);
   const Entity kid1 = world.create(), kid2 = world.create(), other = world.create();
   for (Entity k : {kid1, kid2}) {
-    world.add<Transform>(k, Transform::from(glm::vec3(0, 1, 0), glm::angleAxis(0.5f, glm::vec3(0, 0, 1))));
+    world.add<Transform>(
+        k, Transform::from(glm::vec3(0, 1, 0), glm::angleAxis(0.5f, glm::vec3(0, 0, 1))));
     world.add<WorldTransform>(k);
     world.add<Parent>(k, Parent{root});
   }
@@ -122,8 +127,9 @@ TEST(Transforms, CyclesAndDeadParentsBecomeRoots) {
   EXPECT_EQ(s.plugin->stats().broken_parents, 3u);
   expect_near(world.get<WorldTransform>(e[3])->matrix, world.get<Transform>(e[3])->local_matrix());
   // e[2]'s parent e[0] is a root now: e[2] = e[0] * local.
-  expect_near(world.get<WorldTransform>(e[2])->matrix,
-              world.get<Transform>(e[0])->local_matrix() * world.get<Transform>(e[2])->local_matrix());
+  expect_near(
+      world.get<WorldTransform>(e[2])->matrix,
+      world.get<Transform>(e[0])->local_matrix() * world.get<Transform>(e[2])->local_matrix());
 }
 
 TEST(Transforms, PreviousTranslationAllowsInterpolation) {

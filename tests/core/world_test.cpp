@@ -151,7 +151,7 @@ TEST(World, TrackedPairsKnowTheirCommonPrefixAndNeverServeAStaleOne) {
   EXPECT_EQ(world.aligned_prefix(p, v), -1);  // tracked, not refreshed
   world.refresh_order();
   EXPECT_EQ(world.aligned_prefix(p, v), 10);
-  world.remove<Vel>(e[3]);  // Vel's slot 3 now holds e[9]; Pos's still e[3]
+  world.remove<Vel>(e[3]);                    // Vel's slot 3 now holds e[9]; Pos's still e[3]
   EXPECT_EQ(world.aligned_prefix(v, p), -1);  // changed since the refresh: unknown
   // The query must pair by entity, not trust the stale prefix.
   world.query<const Pos, const Vel>().each([](Entity en, const Pos& a, const Vel& b) {

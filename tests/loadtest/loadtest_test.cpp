@@ -67,7 +67,8 @@ TEST(LoadTestCli, BadArgumentsExitTwoWithAMessage) {
   for (const Case& c : cases) {
     const Result r = run(c.args);
     EXPECT_EQ(r.code, 2) << c.args[0] << " " << r.err;
-    EXPECT_NE(r.err.find(c.expect), std::string::npos) << "message should name '" << c.expect << "': " << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos)
+        << "message should name '" << c.expect << "': " << r.err;
   }
 }
 
@@ -122,7 +123,8 @@ TEST(LoadTestRun, TinyRunWritesACompleteReport) {
     for (const auto& f : s["frames"]) {
       EXPECT_GT(f["frame_ms"].get<double>(), 0.0);
       EXPECT_EQ(f["stages"].size(), names.size());
-      if (s["mode"] == "dynamic" && f.contains("decisions") && !f["decisions"].empty()) saw_decisions = true;
+      if (s["mode"] == "dynamic" && f.contains("decisions") && !f["decisions"].empty())
+        saw_decisions = true;
     }
   }
   if (std::find(modes.begin(), modes.end(), "dynamic") != modes.end()) {
@@ -143,7 +145,9 @@ TEST(LoadTestRun, TinyRunWritesACompleteReport) {
   std::ifstream csv(dir / "summary.csv");
   std::string header;
   std::getline(csv, header);
-  EXPECT_EQ(header.rfind("scene,mode,workers,objects,frames,median_ms,p95_ms,p99_ms,mean_ms", 0), 0u) << header;
+  EXPECT_EQ(header.rfind("scene,mode,workers,objects,frames,median_ms,p95_ms,p99_ms,mean_ms", 0),
+            0u)
+      << header;
   EXPECT_NE(header.find("fps_median"), std::string::npos);
   EXPECT_NE(header.find("speedup_vs_single"), std::string::npos);
   std::size_t rows = 0;

@@ -405,15 +405,17 @@ std::string to_markdown(const Run& run, const detail::Model& m) {
       for (const auto& [key, set] : hashes) mismatched += set.size() > 1 ? 1 : 0;
       out += "## Determinism\n\n";
       if (mismatched == 0) {
-        out += "Every mode, worker count and repeat ended with the same world state hash for each "
-               "scene and object count.\n\n";
+        out +=
+            "Every mode, worker count and repeat ended with the same world state hash for each "
+            "scene and object count.\n\n";
       } else {
         out += "**" + std::to_string(mismatched) +
-               " scene/object-count pairs ended with different world hashes in different series:**\n\n";
+               " scene/object-count pairs ended with different world hashes in different "
+               "series:**\n\n";
         for (const auto& [key, set] : hashes)
           if (set.size() > 1)
-            out += "- " + md_cell(key.first) + ", " + std::to_string(key.second) + " objects: " +
-                   std::to_string(set.size()) + " distinct hashes\n";
+            out += "- " + md_cell(key.first) + ", " + std::to_string(key.second) +
+                   " objects: " + std::to_string(set.size()) + " distinct hashes\n";
         out += '\n';
       }
     }

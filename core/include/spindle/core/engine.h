@@ -10,13 +10,15 @@
 //   // A system: runs fn over every entity with these components, split into jobs. `const` marks
 //   // read-only access; systems whose writes do not conflict run concurrently.
 //   engine.add_system<const Velocity, Position>("move",
-//       [](spindle::core::StageContext& ctx, spindle::core::Entity, const Velocity& v, Position& p) {
+//       [](spindle::core::StageContext& ctx, spindle::core::Entity, const Velocity& v, Position& p)
+//       {
 //         p.x += v.x * ctx.dt();
 //       });
 //   // A stage with its own code (declares what it touches; may split its own work):
 //   engine.add_stage({.name = "score", .phase = spindle::core::Phase::Gameplay,
 //                     .access = spindle::core::Access{}.read<Position>(),
-//                     .run = [](spindle::core::StageContext& ctx) { ... ctx.parallel_for(n, fn); }});
+//                     .run = [](spindle::core::StageContext& ctx) { ... ctx.parallel_for(n, fn);
+//                     }});
 //   engine.add_scene("level1", [](spindle::core::Engine& e) { /* spawn entities */ });
 //   engine.switch_scene("level1");
 //   while (!engine.quit_requested()) engine.frame(real_delta_ns);  // or engine.step() in tests
@@ -154,14 +156,14 @@ struct StageTiming {
   std::uint64_t wall_ns = 0;  // from its first job's start to its last job's end
   std::uint64_t cpu_ns = 0;   // summed job time
   std::uint32_t jobs = 0;
-  std::uint32_t runs = 0;     // times it ran this frame (simulation stages: once per step)
+  std::uint32_t runs = 0;  // times it ran this frame (simulation stages: once per step)
 };
 
 struct FrameStats {
-  std::uint64_t frame = 0;     // frame number
-  std::uint64_t frame_ns = 0;  // wall time of frame()/step()
-  std::uint32_t steps = 0;     // simulation steps run
-  std::vector<StageTiming> stages;           // by StageId
+  std::uint64_t frame = 0;                    // frame number
+  std::uint64_t frame_ns = 0;                 // wall time of frame()/step()
+  std::uint32_t steps = 0;                    // simulation steps run
+  std::vector<StageTiming> stages;            // by StageId
   std::vector<std::uint64_t> worker_busy_ns;  // by participant: time inside stage work
   // Participant time not spent in stage work: workers x frame time - busy.
   std::uint64_t idle_ns = 0;
@@ -243,7 +245,7 @@ struct EngineConfig {
   std::uint32_t oversplit = 4;
   double min_chunk_us = 20;     // dynamic: smallest planned chunk
   double inline_below_us = 30;  // dynamic: a group estimated below this runs inline
-  bool profile = false;  // install the profiler's job hooks (every job becomes a trace zone)
+  bool profile = false;         // install the profiler's job hooks (every job becomes a trace zone)
 };
 
 class Engine {
@@ -303,9 +305,7 @@ class Engine {
   std::uint64_t frame_number() const { return frame_number_; }
   const FrameStats& last_frame() const { return stats_; }
   // The allocator's decisions of the last frame (dynamic mode; empty otherwise).
-  std::span<const Decision> last_decisions() const {
-    return {decisions_.data(), decisions_used_};
-  }
+  std::span<const Decision> last_decisions() const { return {decisions_.data(), decisions_used_}; }
   // Cost estimate (ms) per stage that the allocator works from.
   double stage_estimate_ms(StageId id) const;
   Phase stage_phase(StageId id) const;
@@ -326,8 +326,8 @@ class Engine {
     bool measured = false;
     std::vector<StageId> successors;
     std::uint32_t predecessors = 0;
-    std::uint64_t reach = 0;     // bit j: this stage reaches stage j
-    std::uint64_t reached = 0;   // bit j: stage j reaches this one
+    std::uint64_t reach = 0;    // bit j: this stage reaches stage j
+    std::uint64_t reached = 0;  // bit j: stage j reaches this one
     // Per run, written by jobs.
     std::atomic<std::uint32_t> remaining{0};
     std::atomic<std::uint64_t> cpu_ns{0};
@@ -472,7 +472,8 @@ StageId Engine::add_system(const char* name, F fn, Phase phase, std::vector<std:
   for (std::size_t a = 0; a < sizeof...(Ts); ++a)
     for (std::size_t b = a + 1; b < sizeof...(Ts); ++b) world_.track_order(ids[a], ids[b]);
   Access access = std::move(extra);
-  ((std::is_const_v<Ts> ? access.reads : access.writes).push_back(type_id<std::remove_const_t<Ts>>()),
+  ((std::is_const_v<Ts> ? access.reads : access.writes)
+       .push_back(type_id<std::remove_const_t<Ts>>()),
    ...);
   StageDesc desc;
   desc.name = name;
@@ -482,7 +483,8 @@ StageId Engine::add_system(const char* name, F fn, Phase phase, std::vector<std:
   desc.run = [fn = std::move(fn)](StageContext& ctx) {
     const Query<Ts...> query = ctx.world().template query<Ts...>();
     ctx.parallel_for(query.size(), [&](std::uint32_t b, std::uint32_t e) {
-      query.each_range(b, e, [&](Entity entity, Ts&... components) { fn(ctx, entity, components...); });
+      query.each_range(b, e,
+                       [&](Entity entity, Ts&... components) { fn(ctx, entity, components...); });
     });
   };
   return add_stage(std::move(desc));

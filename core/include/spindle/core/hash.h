@@ -21,7 +21,9 @@ namespace spindle::core {
 
 class Hasher {
  public:
-  void add(std::uint64_t v) { state_ = mix(state_ ^ (v + kGolden + (state_ << 6) + (state_ >> 2))); }
+  void add(std::uint64_t v) {
+    state_ = mix(state_ ^ (v + kGolden + (state_ << 6) + (state_ >> 2)));
+  }
   void add_bytes(const void* data, std::size_t size) {
     const auto* p = static_cast<const unsigned char*>(data);
     while (size >= 8) {

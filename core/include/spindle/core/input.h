@@ -21,7 +21,18 @@
 
 namespace spindle::core {
 
-enum class Action : std::uint8_t { Up, Down, Left, Right, Fire, Jump, Pause, Confirm, Cancel, Count };
+enum class Action : std::uint8_t {
+  Up,
+  Down,
+  Left,
+  Right,
+  Fire,
+  Jump,
+  Pause,
+  Confirm,
+  Cancel,
+  Count
+};
 inline constexpr std::size_t kActionCount = static_cast<std::size_t>(Action::Count);
 const char* to_string(Action action);
 
@@ -58,7 +69,9 @@ class InputSource {
 // Holds actions during frame ranges [from, to], inclusive.
 class ScriptedInput final : public InputSource {
  public:
-  void hold(Action action, std::uint64_t from, std::uint64_t to) { spans_.push_back({action, from, to}); }
+  void hold(Action action, std::uint64_t from, std::uint64_t to) {
+    spans_.push_back({action, from, to});
+  }
   void poll(Input& input, std::uint64_t frame) override {
     std::array<bool, kActionCount> down{};
     for (const Span& s : spans_) {

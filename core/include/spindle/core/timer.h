@@ -26,7 +26,9 @@ struct Timer {
   std::uint32_t id = 0;
   std::uint32_t fired = 0;  // times it has fired
 
-  static Timer once(double seconds, std::uint32_t id) { return Timer{seconds_to_ns(seconds), 0, id, 0}; }
+  static Timer once(double seconds, std::uint32_t id) {
+    return Timer{seconds_to_ns(seconds), 0, id, 0};
+  }
   static Timer every(double seconds, std::uint32_t id) {
     return Timer{seconds_to_ns(seconds), seconds_to_ns(seconds), id, 0};
   }
@@ -44,18 +46,21 @@ class TimerPlugin final : public Plugin {
   void build(Engine& engine) override {
     engine.world().register_component<Timer>("timer");
     engine.world().events<TimerFired>();
-    engine.add_system<Timer>("timers", [](StageContext& ctx, Entity e, Timer& t) {
-      t.remaining_ns -= ctx.dt_ns();
-      while (t.remaining_ns <= 0) {
-        ++t.fired;
-        ctx.commands().emit(TimerFired{e, t.id, t.fired});
-        if (t.period_ns <= 0) {
-          ctx.commands().remove<Timer>(e);
-          break;
-        }
-        t.remaining_ns += t.period_ns;
-      }
-    }, Phase::Input);
+    engine.add_system<Timer>(
+        "timers",
+        [](StageContext& ctx, Entity e, Timer& t) {
+          t.remaining_ns -= ctx.dt_ns();
+          while (t.remaining_ns <= 0) {
+            ++t.fired;
+            ctx.commands().emit(TimerFired{e, t.id, t.fired});
+            if (t.period_ns <= 0) {
+              ctx.commands().remove<Timer>(e);
+              break;
+            }
+            t.remaining_ns += t.period_ns;
+          }
+        },
+        Phase::Input);
   }
 };
 

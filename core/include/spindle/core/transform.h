@@ -42,7 +42,8 @@ class Transform {
   static constexpr std::uint32_t kRotationScaleDirty = 2u;
 
   Transform() = default;
-  static Transform from(glm::vec3 t, glm::quat r = glm::quat(1, 0, 0, 0), glm::vec3 s = glm::vec3(1)) {
+  static Transform from(glm::vec3 t, glm::quat r = glm::quat(1, 0, 0, 0),
+                        glm::vec3 s = glm::vec3(1)) {
     Transform x;
     x.translation_ = t;
     x.rotation_ = r;
@@ -107,8 +108,8 @@ struct StaticTransform {
 class TransformPlugin final : public Plugin {
  public:
   struct Stats {
-    std::uint32_t levels = 0;          // depth of the deepest hierarchy + 1
-    std::uint32_t full_updates = 0;    // world matrices recomputed in full
+    std::uint32_t levels = 0;        // depth of the deepest hierarchy + 1
+    std::uint32_t full_updates = 0;  // world matrices recomputed in full
     std::uint32_t translation_updates = 0;
     std::uint32_t broken_parents = 0;  // cycles or dead parents, treated as roots
   };
@@ -124,9 +125,9 @@ class TransformPlugin final : public Plugin {
   void update_levels(StageContext& ctx);
 
   Stats stats_;
-  std::vector<std::uint32_t> depth_;       // by entity index
-  std::vector<std::uint32_t> stamp_;       // by entity index: update number of depth_[i]
-  std::vector<std::uint32_t> by_level_;    // entity indices of non-roots, grouped by level
+  std::vector<std::uint32_t> depth_;     // by entity index
+  std::vector<std::uint32_t> stamp_;     // by entity index: update number of depth_[i]
+  std::vector<std::uint32_t> by_level_;  // entity indices of non-roots, grouped by level
   std::vector<std::uint32_t> level_begin_;
   std::vector<std::uint32_t> level_count_;
   std::uint32_t update_number_ = 0;

@@ -138,7 +138,9 @@ class ComponentStorageBase {
   const char* name_;
   TypeId id_;
   friend class World;
-  void changed_at(std::uint32_t slot) { first_changed_ = slot < first_changed_ ? slot : first_changed_; }
+  void changed_at(std::uint32_t slot) {
+    first_changed_ = slot < first_changed_ ? slot : first_changed_;
+  }
 
   std::vector<std::uint32_t> sparse_;
   std::vector<std::uint32_t> dense_;
@@ -147,7 +149,9 @@ class ComponentStorageBase {
 
 template <class T>
 std::uint64_t hash_component(const T& value) {
-  if constexpr (requires { { spindle_hash(value) } -> std::convertible_to<std::uint64_t>; }) {
+  if constexpr (requires {
+                  { spindle_hash(value) } -> std::convertible_to<std::uint64_t>;
+                }) {
     return spindle_hash(value);
   } else {
     static_assert(std::is_trivially_copyable_v<T>,
@@ -169,12 +173,8 @@ class ComponentStorage final : public ComponentStorageBase {
   }
   ~ComponentStorage() override { mem_book_release(MemTag::Core, reserved_); }
 
-  T* get(std::uint32_t index) {
-    return has(index) ? &data_[sparse_[index]] : nullptr;
-  }
-  const T* get(std::uint32_t index) const {
-    return has(index) ? &data_[sparse_[index]] : nullptr;
-  }
+  T* get(std::uint32_t index) { return has(index) ? &data_[sparse_[index]] : nullptr; }
+  const T* get(std::uint32_t index) const { return has(index) ? &data_[sparse_[index]] : nullptr; }
   // Adds or replaces the component of entity slot `index`.
   template <class... A>
   T& emplace(std::uint32_t index, A&&... args) {
@@ -321,7 +321,8 @@ class CommandBuffer {
   void destroy(Entity entity) { record(Op::Destroy, 0, entity, nullptr, 0); }
   template <class T>
   void add(Entity entity, const T& component) {
-    static_assert(std::is_trivially_copyable_v<T>, "command-buffer components are trivially copyable");
+    static_assert(std::is_trivially_copyable_v<T>,
+                  "command-buffer components are trivially copyable");
     record(Op::Add, type_id<T>(), entity, &component, sizeof(T));
   }
   template <class T>
@@ -353,7 +354,8 @@ class CommandBuffer {
  private:
   template <class T>
   void record_add_to_created(const T& component) {
-    static_assert(std::is_trivially_copyable_v<T>, "command-buffer components are trivially copyable");
+    static_assert(std::is_trivially_copyable_v<T>,
+                  "command-buffer components are trivially copyable");
     record(Op::AddToCreated, type_id<T>(), Entity::null(), &component, sizeof(T));
   }
   void record(Op op, TypeId type, Entity entity, const void* bytes, std::size_t size) {
@@ -362,8 +364,8 @@ class CommandBuffer {
       payload_.resize(payload_.size() + size);
       std::memcpy(payload_.data() + offset, bytes, size);
     }
-    records_.push_back(Record{origin_, sequence_++, op, type, entity, offset,
-                              static_cast<std::uint32_t>(size)});
+    records_.push_back(
+        Record{origin_, sequence_++, op, type, entity, offset, static_cast<std::uint32_t>(size)});
   }
 
   std::vector<Record> records_;
@@ -540,7 +542,7 @@ class World {
   void apply_commands();
   struct CommandStats {
     std::uint64_t applied = 0;
-    std::uint64_t stale = 0;         // commands on entities destroyed before they applied
+    std::uint64_t stale = 0;          // commands on entities destroyed before they applied
     std::uint64_t create_failed = 0;  // spawns that found the world full
   };
   const CommandStats& command_stats() const { return command_stats_; }
@@ -648,7 +650,8 @@ Query<Ts...>::Query(World& world)
 
 template <class... Ts>
 template <std::size_t D, class F, std::size_t... I>
-void Query<Ts...>::run(std::uint32_t begin, std::uint32_t end, F& fn, std::index_sequence<I...>) const {
+void Query<Ts...>::run(std::uint32_t begin, std::uint32_t end, F& fn,
+                       std::index_sequence<I...>) const {
   end = std::min(end, driver_->size());
   const std::uint32_t* dense = driver_->entities().data();
   const std::uint32_t* generations = world_->entity_generations();
