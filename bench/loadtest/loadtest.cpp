@@ -123,31 +123,25 @@ void record_frame(core::Engine& engine, report::Frame& f) {
   }
 }
 
-struct SeriesResult {
-  report::Series series;
-  std::uint64_t hash = 0;
-};
-
-SeriesResult run_series(const SceneDef& scene, const Options& o, jobs::Mode mode,
-                        std::uint32_t objects, std::uint32_t repeat) {
-  SeriesResult r;
+report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mode,
+                          std::uint32_t objects, std::uint32_t repeat) {
+  report::Series r;
   core::Engine engine(engine_config(scene, o, mode, objects, false));
   scene.setup(engine, SceneParams{objects, o.seed});
   for (std::uint32_t i = 0; i < o.warmup; ++i) engine.step();
-  r.series.scene = scene.name;
-  r.series.mode = jobs::to_string(engine.mode());
-  r.series.workers = engine.jobs().worker_count();
-  r.series.objects = objects;
-  r.series.repeat = repeat;
+  r.scene = scene.name;
+  r.mode = jobs::to_string(engine.mode());
+  r.workers = engine.jobs().worker_count();
+  r.objects = objects;
+  r.repeat = repeat;
   for (std::uint32_t i = 0; i < engine.stage_count(); ++i)
-    r.series.stage_names.emplace_back(engine.stage_name(static_cast<core::StageId>(i)));
-  r.series.frames.resize(o.frames);
+    r.stage_names.emplace_back(engine.stage_name(static_cast<core::StageId>(i)));
+  r.frames.resize(o.frames);
   for (std::uint32_t i = 0; i < o.frames; ++i) {
     engine.step();
-    record_frame(engine, r.series.frames[i]);
+    record_frame(engine, r.frames[i]);
   }
-  r.hash = engine.world().state_hash();
-  r.series.world_hash = r.hash;
+  r.world_hash = engine.world().state_hash();
   return r;
 }
 
@@ -240,10 +234,6 @@ void print_summary(const report::Run& run, std::ostream& out) {
   std::snprintf(line, sizeof line, "%-11s %8s %-8s %10s %10s %10s %22s\n", "scene", "objects",
                 "mode", "median ms", "p99 ms", "FPS", "speedup vs single");
   out << "\n" << line;
-  std::string last;
-  for (const auto& [key, samples] : pooled) {
-    (void)samples;
-  }
   std::map<std::pair<std::string, std::uint32_t>, bool> seen;
   for (const auto& [key, samples] : pooled) {
     if (seen[{key.scene, key.objects}]) continue;
@@ -368,7 +358,7 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
       for (std::uint32_t rep = 0; rep < o.repeats; ++rep) {
         // Modes interleaved within each repeat, so slow drift of the machine hits all alike.
         for (jobs::Mode mode : o.modes) {
-          SeriesResult r;
+          report::Series r;
           try {
             r = run_series(*scene, o, mode, objects, rep);
           } catch (const std::exception& e) {
@@ -377,16 +367,16 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
             return 1;
           }
           if (!have_reference) {
-            reference = r.hash;
+            reference = r.world_hash;
             have_reference = true;
-          } else if (r.hash != reference) {
+          } else if (r.world_hash != reference) {
             deterministic = false;
-            err << "spindle_loadtest: determinism: " << scene->name << " " << r.series.mode
-                << " with " << objects << " objects ended with world hash " << r.hash
-                << ", expected " << reference << "\n";
+            err << "spindle_loadtest: determinism: " << scene->name << " " << r.mode << " with "
+                << objects << " objects ended with world hash " << r.world_hash << ", expected "
+                << reference << "\n";
           }
           std::vector<double> ms;
-          for (const auto& f : r.series.frames) ms.push_back(f.frame_ms);
+          for (const auto& f : r.frames) ms.push_back(f.frame_ms);
           const report::Summary s = report::summarize(ms);
           ++done;
           char line[200];
@@ -394,11 +384,11 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
               line, sizeof line,
               "[%3zu/%zu] %-10s %-7s w=%-2u n=%-7u rep %u/%u  median %8.3f ms  p99 %8.3f ms  (%.0f "
               "s)\n",
-              done, total, scene->name.c_str(), r.series.mode.c_str(), r.series.workers, objects,
-              rep + 1, o.repeats, s.median, s.p99,
+              done, total, scene->name.c_str(), r.mode.c_str(), r.workers, objects, rep + 1,
+              o.repeats, s.median, s.p99,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
           out << line << std::flush;
-          run.series.push_back(std::move(r.series));
+          run.series.push_back(std::move(r));
         }
       }
     }

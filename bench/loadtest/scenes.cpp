@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 
+#include <spindle/core/hash.h>
 #include <spindle/core/transform.h>
 #include <spindle/render/draw_list.h>
 #include <spindle/render/radix_sort.h>
@@ -18,12 +19,9 @@ std::map<std::string, SceneDef, std::less<>>& registry() {
   return scenes;
 }
 
-// splitmix64: deterministic per-object randomness from (seed, index).
+// Deterministic per-object randomness from (seed, index, salt), in [0, 1).
 std::uint64_t mix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  return core::mix64(z + 0x9e3779b97f4a7c15ull);
 }
 float unit(std::uint64_t seed, std::uint64_t i, std::uint64_t salt) {
   return static_cast<float>(mix(seed ^ mix(i * 8 + salt)) >> 40) / static_cast<float>(1 << 24);

@@ -460,7 +460,6 @@ void Engine::run_group(std::span<const StageId> group, std::int64_t dt_ns, float
   world_.refresh_order();  // structural changes happen between groups only
   decide(group);
   const jobs::Mode mode = jobs_->mode();
-  const std::uint64_t group_begin = monotonic_ns();
   for (StageId id : group) {
     Stage& s = *stages_[id];
     s.cpu_ns.store(0, std::memory_order_relaxed);
@@ -497,7 +496,6 @@ void Engine::run_group(std::span<const StageId> group, std::int64_t dt_ns, float
     }
     jobs_->wait(group_done_);
   }
-  (void)group_begin;
   for (StageId id : group) {
     Stage& s = *stages_[id];
     StageTiming& t = stats_.stages[id];

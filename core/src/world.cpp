@@ -94,33 +94,22 @@ void World::flush_events() {
 }
 
 void World::apply_commands() {
+  // Every record with the buffer that holds its payload, sorted by (origin, sequence).
   auto& merged = commands_.merged_;
-  auto& owners = commands_.owners_;
   merged.clear();
-  owners.clear();
   for (const CommandBuffer& b : commands_.buffers_) {
-    for (const CommandBuffer::Record& r : b.records()) {
-      merged.push_back(&r);
-      owners.push_back(&b);
-    }
+    for (const CommandBuffer::Record& r : b.records()) merged.push_back({&r, &b});
   }
   if (merged.empty()) return;
-  // Sort indices rather than the records so the owner of each record stays known.
-  std::vector<const CommandBuffer::Record*>& order = merged;
-  std::vector<std::uint32_t>& idx = commands_.order_;
-  idx.resize(order.size());
-  for (std::uint32_t i = 0; i < idx.size(); ++i) idx[i] = i;
-  std::sort(idx.begin(), idx.end(), [&](std::uint32_t a, std::uint32_t b) {
-    const auto& ra = *order[a];
-    const auto& rb = *order[b];
-    if (ra.origin != rb.origin) return ra.origin < rb.origin;
-    return ra.sequence < rb.sequence;
+  std::sort(merged.begin(), merged.end(), [](const auto& a, const auto& b) {
+    if (a.record->origin != b.record->origin) return a.record->origin < b.record->origin;
+    return a.record->sequence < b.record->sequence;
   });
 
   Entity created = Entity::null();
-  for (std::uint32_t k : idx) {
-    const CommandBuffer::Record& r = *order[k];
-    const CommandBuffer& owner = *owners[k];
+  for (const auto& [record, buffer] : merged) {
+    const CommandBuffer::Record& r = *record;
+    const CommandBuffer& owner = *buffer;
     switch (r.op) {
       case CommandBuffer::Op::Create:
         created = create();

@@ -19,10 +19,18 @@
 
 namespace spindle::core {
 
+// splitmix64's finaliser: every input bit affects every output bit. Also a cheap deterministic
+// per-object random number: mix64(seed ^ index).
+constexpr std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 class Hasher {
  public:
   void add(std::uint64_t v) {
-    state_ = mix(state_ ^ (v + kGolden + (state_ << 6) + (state_ >> 2)));
+    state_ = mix64(state_ ^ (v + kGolden + (state_ << 6) + (state_ >> 2)));
   }
   void add_bytes(const void* data, std::size_t size) {
     const auto* p = static_cast<const unsigned char*>(data);
@@ -37,16 +45,10 @@ class Hasher {
     for (std::size_t i = 0; i < size; ++i) tail = (tail << 8) | p[i];
     add(tail);
   }
-  std::uint64_t value() const { return mix(state_); }
+  std::uint64_t value() const { return mix64(state_); }
 
  private:
   static constexpr std::uint64_t kGolden = 0x9e3779b97f4a7c15ull;
-  // splitmix64's finaliser: every input bit affects every output bit.
-  static std::uint64_t mix(std::uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
   std::uint64_t state_ = 0x243f6a8885a308d3ull;
 };
 

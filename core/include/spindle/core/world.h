@@ -396,9 +396,11 @@ class CommandBuffers {
   std::atomic<std::uint32_t> next_external_{0};
   std::uint64_t generation_ = 0;  // tells thread-local slot caches of another instance apart
   std::vector<CommandBuffer> buffers_;
-  std::vector<const CommandBuffer::Record*> merged_;
-  std::vector<const CommandBuffer*> owners_;
-  std::vector<std::uint32_t> order_;
+  struct Merged {
+    const CommandBuffer::Record* record;
+    const CommandBuffer* buffer;
+  };
+  std::vector<Merged> merged_;
 };
 
 // --- queries -----------------------------------------------------------------------------------
@@ -518,7 +520,7 @@ class World {
   template <class T>
   T* resource() {
     auto& slot = resources_[type_id<T>()];
-    return slot ? static_cast<T*>(slot->get()) : nullptr;
+    return slot ? static_cast<T*>(slot->value) : nullptr;
   }
 
   // Events.
@@ -571,16 +573,19 @@ class World {
   }
 
  private:
+  // The value's address is kept beside the owner, so a lookup (often once per entity in a
+  // system) is a load, not a virtual call.
   struct ResourceBase {
     virtual ~ResourceBase() = default;
-    virtual void* get() = 0;
+    void* value = nullptr;
   };
   template <class T>
   struct Resource final : ResourceBase {
     template <class... A>
-    explicit Resource(A&&... args) : value(std::forward<A>(args)...) {}
-    void* get() override { return &value; }
-    T value;
+    explicit Resource(A&&... args) : held(std::forward<A>(args)...) {
+      value = &held;
+    }
+    T held;
   };
 
   void emit_lifecycle(Entity entity, bool created);
@@ -618,7 +623,7 @@ template <class T, class... A>
 T& World::set_resource(A&&... args) {
   auto& slot = resources_[type_id<T>()];
   slot = std::make_unique<Resource<T>>(std::forward<A>(args)...);
-  return *static_cast<T*>(slot->get());
+  return *static_cast<T*>(slot->value);
 }
 
 template <class T>
