@@ -48,6 +48,8 @@ std::vector<std::string> scene_names();
 // Scenes built into the harness (called once by the harness so that static registration in a
 // static library is never dropped by the linker).
 void register_builtin_scenes();
+// The Bullet scenes (`spawn`, `boxes`; scenes_physics.cpp), called by register_builtin_scenes().
+void register_physics_scenes();
 
 }  // namespace spindle::loadtest
 

@@ -397,6 +397,7 @@ void register_builtin_scenes() {
        setup_boids, nullptr});
   register_scene({"imbalanced", "independent stages of very different cost (serial, skewed, light)",
                   setup_imbalanced, nullptr});
+  register_physics_scenes();
 }
 
 }  // namespace spindle::loadtest

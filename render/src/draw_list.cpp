@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "chunks.h"
+#include "spindle/core/chunks.h"
 
 namespace spindle::render {
 
@@ -43,8 +43,8 @@ void RenderPrep::prepare(jobs::JobSystem& jobs, const Camera& camera,
   const float near_plane = camera.near_plane;
   const float far_plane = camera.far_plane;
 
-  detail::for_each_chunk(jobs, chunks, {"render_cull", tag}, [&](std::uint32_t c) {
-    const detail::ChunkRange r = detail::chunk_range(n, chunks, c);
+  core::for_each_chunk(jobs, chunks, {"render_cull", tag}, [&](std::uint32_t c) {
+    const core::ChunkRange r = core::chunk_range(n, chunks, c);
     std::size_t out = r.begin;
     for (std::size_t i = r.begin; i < r.end; ++i) {
       const Renderable& o = objects[i];
@@ -65,8 +65,8 @@ void RenderPrep::prepare(jobs::JobSystem& jobs, const Camera& camera,
     chunk_visible_[c] = visible;
     visible += count;
   }
-  detail::for_each_chunk(jobs, chunks, {"render_compact", tag}, [&](std::uint32_t c) {
-    const std::size_t begin = detail::chunk_range(n, chunks, c).begin;
+  core::for_each_chunk(jobs, chunks, {"render_compact", tag}, [&](std::uint32_t c) {
+    const std::size_t begin = core::chunk_range(n, chunks, c).begin;
     const std::size_t end_out = c + 1 < chunks ? chunk_visible_[c + 1] : visible;
     const std::size_t out = chunk_visible_[c];
     std::copy(stage_keys_.begin() + begin, stage_keys_.begin() + begin + (end_out - out),
@@ -80,8 +80,8 @@ void RenderPrep::prepare(jobs::JobSystem& jobs, const Camera& camera,
   const std::uint32_t sort_chunks = effective_chunks(visible, requested);
   radix_sort(jobs, sort_chunks, sort_scratch_, keys, objs, stage_keys_, stage_objects_, tag);
 
-  detail::for_each_chunk(jobs, sort_chunks, {"render_pack", tag}, [&](std::uint32_t c) {
-    const detail::ChunkRange r = detail::chunk_range(visible, sort_chunks, c);
+  core::for_each_chunk(jobs, sort_chunks, {"render_pack", tag}, [&](std::uint32_t c) {
+    const core::ChunkRange r = core::chunk_range(visible, sort_chunks, c);
     for (std::size_t i = r.begin; i < r.end; ++i) items_[i] = DrawItem{keys_[i], objects_[i]};
   });
   count_ = visible;

@@ -1,12 +1,12 @@
-#include "spindle/render/radix_sort.h"
+#include "spindle/core/radix_sort.h"
 
 #include <algorithm>
 #include <limits>
 #include <utility>
 
-#include "chunks.h"
+#include "spindle/core/chunks.h"
 
-namespace spindle::render {
+namespace spindle::core {
 namespace {
 
 inline std::uint32_t digit(std::uint64_t key, std::uint32_t pass) {
@@ -38,7 +38,7 @@ void sort_chunks(const RunChunks& run, std::uint32_t chunks, std::uint32_t* coun
 
   // One read counts all eight digits of every chunk.
   run("radix_count", [&](std::uint32_t c) {
-    const detail::ChunkRange r = detail::chunk_range(n, chunks, c);
+    const ChunkRange r = chunk_range(n, chunks, c);
     std::uint32_t* h = hist(c, 0);
     std::fill(h, h + kRadixPasses * kRadixBuckets, 0u);
     for (std::size_t i = r.begin; i < r.end; ++i) {
@@ -59,7 +59,7 @@ void sort_chunks(const RunChunks& run, std::uint32_t chunks, std::uint32_t* coun
 
     if (!counted) {
       run("radix_count", [&](std::uint32_t c) {
-        const detail::ChunkRange r = detail::chunk_range(n, chunks, c);
+        const ChunkRange r = chunk_range(n, chunks, c);
         std::uint32_t* h = hist(c, p);
         std::fill(h, h + kRadixBuckets, 0u);
         for (std::size_t i = r.begin; i < r.end; ++i) ++h[digit(src_k[i], p)];
@@ -76,7 +76,7 @@ void sort_chunks(const RunChunks& run, std::uint32_t chunks, std::uint32_t* coun
       }
     }
     run("radix_scatter", [&](std::uint32_t c) {
-      const detail::ChunkRange r = detail::chunk_range(n, chunks, c);
+      const ChunkRange r = chunk_range(n, chunks, c);
       std::uint32_t* offsets = hist(c, p);
       for (std::size_t i = r.begin; i < r.end; ++i) {
         const std::uint64_t k = src_k[i];
@@ -92,7 +92,7 @@ void sort_chunks(const RunChunks& run, std::uint32_t chunks, std::uint32_t* coun
 
   if (src_k != keys.data()) {
     run("radix_copy", [&](std::uint32_t c) {
-      const detail::ChunkRange r = detail::chunk_range(n, chunks, c);
+      const ChunkRange r = chunk_range(n, chunks, c);
       std::copy(src_k + r.begin, src_k + r.end, keys.data() + r.begin);
       std::copy(src_v + r.begin, src_v + r.end, values.data() + r.begin);
     });
@@ -124,11 +124,11 @@ bool radix_sort(jobs::JobSystem& jobs, std::uint32_t chunks, RadixSortScratch& s
   const std::size_t limit = std::min<std::size_t>(scratch.max_chunks(), keys.size());
   chunks = static_cast<std::uint32_t>(std::clamp<std::size_t>(chunks, 1, limit));
   auto job_run = [&jobs, chunks, tag](const char* name, const auto& fn) {
-    detail::for_each_chunk(jobs, chunks, jobs::JobDesc{name, tag}, fn);
+    for_each_chunk(jobs, chunks, jobs::JobDesc{name, tag}, fn);
   };
   sort_chunks(job_run, chunks, scratch.counts().data(), keys, values, key_scratch.data(),
               value_scratch.data());
   return true;
 }
 
-}  // namespace spindle::render
+}  // namespace spindle::core

@@ -1,5 +1,9 @@
 // Splitting an array into `chunks` contiguous ranges and running one job per range: the shared
-// shape of every parallel stage in render/ (culling, compaction, sort passes).
+// shape of the parallel passes outside the frame graph (culling, compaction, sort passes, swarm
+// passes).
+//
+// Usage: for_each_chunk(jobs, 8, {.name = "my_pass", .tag = tag}, [&](std::uint32_t c) {
+//          auto [b, e] = chunk_range(n, 8, c); for (auto i = b; i < e; ++i) ...; });
 #pragma once
 
 #include <cstddef>
@@ -7,7 +11,7 @@
 
 #include "spindle/jobs/job_system.h"
 
-namespace spindle::render::detail {
+namespace spindle::core {
 
 struct ChunkRange {
   std::size_t begin;
@@ -35,4 +39,4 @@ void for_each_chunk(jobs::JobSystem& jobs, std::uint32_t chunks, const jobs::Job
       desc);
 }
 
-}  // namespace spindle::render::detail
+}  // namespace spindle::core

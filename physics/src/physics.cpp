@@ -1,0 +1,1 @@
+#include "spindle/physics/physics.h"
