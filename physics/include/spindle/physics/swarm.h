@@ -1,0 +1,630 @@
+// The swarm collision system: neighbour queries, overlap resolution and boids-style steering
+// for tens of thousands of simple agents (circles in 2D), fully data-parallel, deterministic and
+// allocation-free per frame. Header-only; templates over the scalar type.
+//
+// Usage:
+//
+//   spindle::swarm::Config<float> cfg;
+//   cfg.max_agents = 100000;                     // everything is allocated here, once
+//   cfg.min_x = 0; cfg.min_y = 0; cfg.max_x = 400; cfg.max_y = 400;
+//   cfg.cell_size = 1.0f;                        // >= radius
+//   cfg.radius = 1.0f;                           // neighbour query radius
+//   cfg.max_neighbours = 16;                     // k: neighbours kept per agent
+//   cfg.max_candidates = 64;                     // M: agents examined per agent
+//   cfg.boundary = spindle::swarm::Boundary::Clamp;
+//   spindle::swarm::Swarm<float> swarm(cfg);     // swarm.valid(), else swarm.error()
+//   ...every frame:
+//   swarm.build(jobs, chunks, {x, y, vx, vy, radius}, tag);   // spans in your agent order
+//   swarm.find_neighbours(jobs, chunks, tag);
+//   swarm.resolve_overlaps(jobs, chunks, 1.0f, tag);          // push_x()/push_y(), sorted order
+//   for (std::uint32_t k = 0; k < swarm.count(); ++k) {       // or swarm.for_each_range()
+//     const std::uint32_t agent = swarm.order()[k];           // sorted position -> your index
+//     for (std::uint32_t j : swarm.neighbours(k)) ...         // sorted positions, scan order
+//     auto f = swarm.flock(k);                                // separation/alignment/cohesion
+//   }
+//   swarm.rank()[agent]                                       // your index -> sorted position
+//
+// One frame, and why each step looks the way it does:
+//   build            keys: the Morton code of each agent's cell (parallel over agents); a stable
+//                    parallel radix sort (core::radix_sort) of (key, agent); then, in one
+//                    parallel pass over the sorted agents, the bucketed index and sorted copies
+//                    of position, velocity and radius (neighbour scans then read memory in
+//                    order: cells close in space are close in Morton order).
+//   bucketed index   cell_start[code] = first sorted position whose code is >= code, a dense
+//                    table over the whole Morton range of the grid (fixed at construction), so a
+//                    cell's agents are [cell_start[c], cell_start[c + 1]): O(1) lookup, no
+//                    search and no hashing collisions. Every entry is written exactly once per
+//                    frame by the chunk owning the sorted position that ends its gap, so no
+//                    clearing pass and no write races. The Morton range is at most 4x the cell
+//                    count: the low bits of both axes are interleaved and the extra bits of the
+//                    longer axis go on top (a non-square grid does not square its table).
+//   find_neighbours  for each agent (sorted order): the 3 x 3 cells around its cell, rows
+//                    cy-1, cy, cy+1 and in each row columns cx-1, cx, cx+1 (cells outside the
+//                    grid skipped; on a torus coordinates wrap, and an axis of fewer than 3
+//                    cells visits each of its cells once, in index order); in a cell, agents in
+//                    ascending agent index (the sort is stable). Scanning stops after
+//                    max_candidates agents have been examined (the agent itself included) or
+//                    once max_neighbours were found. Kept: agents j != self with
+//                    |p_j - p_self|^2 <= radius^2, i.e. the FIRST max_neighbours accepted in
+//                    that scan order among the first max_candidates examined. Written as sorted
+//                    positions into a fixed [max_agents x max_neighbours] table, row = sorted
+//                    position. Exact (every agent within radius, none missed) whenever neither
+//                    cap is reached and radius <= cell_size; stats() counts the agents that hit
+//                    a cap.
+//   resolve_overlaps Jacobi style: each agent sums its own push from its neighbour list,
+//                    reading only this frame's sorted snapshot, writing only its own slot. Two
+//                    circles overlap when distance < r_i + r_j, so the query radius must be at
+//                    least twice the largest agent radius for every overlap to be seen.
+//   flock(k)         sums for separation, alignment and cohesion over agent k's neighbours.
+//
+// Worst case, and what bounds it. A frame costs O(n + T + n * min(M, 9 * per_cell)) where
+// n <= max_agents, T = Morton range <= 4 * cells (fixed at construction) and M = max_candidates:
+// keys O(n); radix sort at most 8 passes of O(n + 256) (with a Morton range of b bits only
+// ceil(b / 8) passes run, the others are skipped as constant); index and gather O(n + T);
+// neighbours at most M distance tests and max_neighbours writes per agent, and resolve/flock at
+// most max_neighbours reads per agent. So all n agents piled into one cell cost n * M, not n^2:
+// time is linear in n with a constant fixed by the configuration, whatever the positions.
+//
+// Boundary. Clamp: positions outside the bounds go to the nearest edge cell (the query stays
+// exact; edge cells just get crowded, which M caps). Wrap: a torus; cell coordinates wrap and
+// distances use the shortest way around, with cells stretched so that a whole number tiles each
+// axis (cell size >= the asked one). In Wrap mode keep positions inside the bounds. A NaN
+// position is indexed in a fixed cell and is nobody's neighbour.
+//
+// Parallelism and determinism. Every pass is core::for_each_chunk over contiguous ranges
+// (agents or sorted positions); each agent's result depends only on the snapshot and is summed
+// in a fixed order, and chunks write disjoint slots. So every output is bit-identical for any
+// chunk count, job mode and worker count. `chunks` is clamped to [1, max_chunks] and to one
+// chunk per min_chunk_agents agents (a job should be worth a few thousand cycles).
+// Per-chunk counters live in their own cache lines. Nothing is allocated after construction.
+//
+// Scalar type. The core paths use only +, -, *, /, comparisons and ScalarTraits<S>
+// (from_int, floor_to_int, sqrt): a fixed-point type only needs a ScalarTraits specialisation.
+// 2D only for now: the boids and swarm scenes are planar; a 3D form would add a z axis to the
+// Morton spread tables and scan 27 cells.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "spindle/core/chunks.h"
+#include "spindle/core/radix_sort.h"
+#include "spindle/jobs/job_system.h"
+
+namespace spindle::swarm {
+
+// The operations the swarm needs beyond + - * / and comparisons. Specialise for a fixed-point
+// type.
+template <class S>
+struct ScalarTraits;
+
+template <class F>
+struct FloatScalarTraits {
+  static constexpr F from_int(std::int32_t v) { return static_cast<F>(v); }
+  // floor(v) clamped to [lo, hi]; NaN gives lo.
+  static std::int32_t floor_to_int(F v, std::int32_t lo, std::int32_t hi) {
+    if (!(v >= static_cast<F>(lo))) return lo;
+    if (v >= static_cast<F>(hi)) return hi;
+    return static_cast<std::int32_t>(std::floor(v));
+  }
+  static F sqrt(F v) { return std::sqrt(v); }
+};
+template <>
+struct ScalarTraits<float> : FloatScalarTraits<float> {};
+template <>
+struct ScalarTraits<double> : FloatScalarTraits<double> {};
+
+enum class Boundary : std::uint8_t { Clamp, Wrap };
+
+template <class S>
+struct Config {
+  // Most agents one build() takes.
+  std::uint32_t max_agents = 0;
+  // World bounds [min, max) per axis.
+  S min_x = ScalarTraits<S>::from_int(0), min_y = ScalarTraits<S>::from_int(0);
+  S max_x = ScalarTraits<S>::from_int(1), max_y = ScalarTraits<S>::from_int(1);
+  // Grid cell side (> 0); at most 32768 cells per axis and a Morton range of at most 2^24.
+  S cell_size = ScalarTraits<S>::from_int(1);
+  // Neighbour query radius, in (0, cell_size].
+  S radius = ScalarTraits<S>::from_int(1);
+  // k: neighbours kept per agent (>= 1).
+  std::uint32_t max_neighbours = 16;
+  // M: agents examined per agent, the agent itself included (>= 1); bounds the worst case.
+  std::uint32_t max_candidates = 64;
+  // Most chunks (jobs) one pass splits into, and the fewest agents worth a chunk.
+  std::uint32_t max_chunks = 64;
+  std::uint32_t min_chunk_agents = 1024;
+  Boundary boundary = Boundary::Clamp;
+};
+
+// What build() reads, in the caller's agent order. x and y are required; vx, vy and radius may
+// be empty (then zero in the sorted copies).
+template <class S>
+struct AgentSpans {
+  std::span<const S> x, y;
+  std::span<const S> vx{}, vy{};
+  std::span<const S> radius{};
+};
+
+// One agent as a build() source functor returns it: src(i) -> Agent<S>.
+template <class S>
+struct Agent {
+  S x = ScalarTraits<S>::from_int(0), y = ScalarTraits<S>::from_int(0);
+  S vx = ScalarTraits<S>::from_int(0), vy = ScalarTraits<S>::from_int(0);
+  S radius = ScalarTraits<S>::from_int(0);
+};
+
+// Sums over one agent's neighbours, for boids-style steering. d = p_neighbour - p_agent (the
+// shortest way on a torus); divide by count for means.
+template <class S>
+struct FlockSums {
+  S separation_x = ScalarTraits<S>::from_int(0);  // -sum d / |d|^2 (coincident ones skipped)
+  S separation_y = ScalarTraits<S>::from_int(0);
+  S velocity_x = ScalarTraits<S>::from_int(0);  // sum of neighbour velocities (alignment)
+  S velocity_y = ScalarTraits<S>::from_int(0);
+  S offset_x = ScalarTraits<S>::from_int(0);  // sum d (cohesion: offset_x / count is the centre)
+  S offset_y = ScalarTraits<S>::from_int(0);
+  std::uint32_t count = 0;
+};
+
+struct CellCoord {
+  std::uint32_t x = 0;
+  std::uint32_t y = 0;
+};
+
+// Counts of the last build() / find_neighbours(); identical for every chunk count.
+struct Stats {
+  std::uint32_t agents = 0;            // indexed by the last build()
+  std::uint32_t rejected = 0;          // agents of a build() refused for lack of capacity
+  std::uint32_t neighbour_capped = 0;  // agents that found max_neighbours (maybe more exist)
+  std::uint32_t candidate_capped = 0;  // agents whose scan stopped at max_candidates
+  std::uint32_t max_scanned = 0;       // most candidates one agent examined
+};
+
+template <class S, class Traits = ScalarTraits<S>>
+class Swarm {
+ public:
+  explicit Swarm(const Config<S>& config) : config_(config) {
+    error_ = validate_and_size();
+    if (error_ != nullptr) return;
+    const std::size_t n = config_.max_agents;
+    keys_.resize(n);
+    key_tmp_.resize(n);
+    order_.resize(n);
+    order_tmp_.resize(n);
+    rank_.resize(n);
+    x_.resize(n);
+    y_.resize(n);
+    vx_.resize(n);
+    vy_.resize(n);
+    r_.resize(n);
+    push_x_.resize(n);
+    push_y_.resize(n);
+    counts_.resize(n);
+    neighbours_.resize(n * config_.max_neighbours);
+    cell_start_.resize(std::size_t{table_size_} + 1);
+    chunk_stats_.resize(config_.max_chunks);
+    sort_scratch_ = std::make_unique<core::RadixSortScratch>(config_.max_chunks);
+  }
+
+  // False when the configuration is unusable (error() says why); every call then does nothing.
+  bool valid() const { return error_ == nullptr; }
+  const char* error() const { return error_ == nullptr ? "" : error_; }
+  const Config<S>& config() const { return config_; }
+  std::uint32_t cells_x() const { return cells_x_; }
+  std::uint32_t cells_y() const { return cells_y_; }
+  std::uint32_t morton_range() const { return table_size_; }
+
+  // The chunk count a pass over `items` agents uses when asked for `chunks`.
+  std::uint32_t effective_chunks(std::size_t items, std::uint32_t chunks) const {
+    const std::size_t worth = (items + config_.min_chunk_agents - 1) / config_.min_chunk_agents;
+    const std::size_t limit = std::max<std::size_t>(std::min<std::size_t>(config_.max_chunks, worth), 1);
+    return static_cast<std::uint32_t>(std::clamp<std::size_t>(chunks, 1, limit));
+  }
+
+  // The cell holding (x, y) (clamped or wrapped per the boundary).
+  CellCoord cell_of(S x, S y) const {
+    return {axis_cell(x, config_.min_x, inv_cell_x_, cells_x_),
+            axis_cell(y, config_.min_y, inv_cell_y_, cells_y_)};
+  }
+  std::uint32_t morton(CellCoord c) const { return spread_x_[c.x] | spread_y_[c.y]; }
+
+  // Builds keys, sorts and indexes `n` agents, src(i) -> Agent<S> for i in [0, n) (called twice
+  // per agent, concurrently from several jobs). Jobs are named "swarm_keys", "swarm_index" and
+  // radix_sort's, booked under `tag`. Returns false, indexing nothing, when n > max_agents or
+  // the swarm is not valid().
+  template <class Source>
+  bool build(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint32_t n, const Source& src,
+             std::uint16_t tag = 0) {
+    count_ = 0;
+    stats_ = Stats{};
+    if (!valid() || n > config_.max_agents) {
+      stats_.rejected = n;
+      return false;
+    }
+    chunks = effective_chunks(n, chunks);
+    core::for_each_chunk(jobs, chunks, {"swarm_keys", tag}, [&](std::uint32_t c) {
+      const core::ChunkRange r = core::chunk_range(n, chunks, c);
+      for (std::size_t i = r.begin; i < r.end; ++i) {
+        const Agent<S> a = src(static_cast<std::uint32_t>(i));
+        keys_[i] = morton(cell_of(a.x, a.y));
+        order_[i] = static_cast<std::uint32_t>(i);
+      }
+    });
+    const bool sorted = core::radix_sort(
+        jobs, chunks, *sort_scratch_, std::span(keys_.data(), n), std::span(order_.data(), n),
+        std::span(key_tmp_.data(), n), std::span(order_tmp_.data(), n), tag);
+    if (!sorted) return false;  // not reached: the buffers hold max_agents
+    core::for_each_chunk(jobs, chunks, {"swarm_index", tag}, [&](std::uint32_t c) {
+      const core::ChunkRange r = core::chunk_range(n, chunks, c);
+      for (std::size_t k = r.begin; k < r.end; ++k) {
+        const std::uint32_t agent = order_[k];
+        const Agent<S> a = src(agent);
+        x_[k] = a.x;
+        y_[k] = a.y;
+        vx_[k] = a.vx;
+        vy_[k] = a.vy;
+        r_[k] = a.radius;
+        rank_[agent] = static_cast<std::uint32_t>(k);
+        // Codes in (previous key, this key] start here.
+        const std::uint64_t first = k == 0 ? 0 : keys_[k - 1] + 1;
+        for (std::uint64_t code = first; code <= keys_[k]; ++code)
+          cell_start_[code] = static_cast<std::uint32_t>(k);
+      }
+      if (c + 1 == chunks) {  // codes past the last agent's, and the end sentinel
+        const std::uint64_t first = n == 0 ? 0 : keys_[n - 1] + 1;
+        for (std::uint64_t code = first; code <= table_size_; ++code) cell_start_[code] = n;
+      }
+    });
+    count_ = n;
+    stats_.agents = n;
+    return true;
+  }
+
+  // The same from spans (x.size() agents; the other spans empty or as long).
+  bool build(jobs::JobSystem& jobs, std::uint32_t chunks, const AgentSpans<S>& a,
+             std::uint16_t tag = 0) {
+    const auto n = static_cast<std::uint32_t>(a.x.size());
+    if (a.y.size() != a.x.size() || !(a.vx.empty() || a.vx.size() == n) ||
+        !(a.vy.empty() || a.vy.size() == n) || !(a.radius.empty() || a.radius.size() == n)) {
+      count_ = 0;
+      stats_ = Stats{};
+      stats_.rejected = n;
+      return false;
+    }
+    return build(jobs, chunks, n, [&a](std::uint32_t i) {
+      const S zero = Traits::from_int(0);
+      return Agent<S>{a.x[i], a.y[i], a.vx.empty() ? zero : a.vx[i],
+                      a.vy.empty() ? zero : a.vy[i], a.radius.empty() ? zero : a.radius[i]};
+    }, tag);
+  }
+
+  // Fills the neighbour table of every built agent (jobs "swarm_neighbours").
+  void find_neighbours(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t tag = 0) {
+    const std::uint32_t n = count_;
+    stats_.neighbour_capped = stats_.candidate_capped = stats_.max_scanned = 0;
+    if (n == 0) return;
+    chunks = effective_chunks(n, chunks);
+    const std::uint32_t k_max = config_.max_neighbours;
+    core::for_each_chunk(jobs, chunks, {"swarm_neighbours", tag}, [&](std::uint32_t c) {
+      const core::ChunkRange r = core::chunk_range(n, chunks, c);
+      ChunkStats s{};
+      for (std::size_t k = r.begin; k < r.end; ++k) {
+        const auto self = static_cast<std::uint32_t>(k);
+        const Scan found = scan(x_[k], y_[k], self, neighbours_.data() + k * k_max);
+        counts_[k] = found.count;
+        s.neighbour_capped += found.count == k_max ? 1u : 0u;
+        s.candidate_capped += found.truncated ? 1u : 0u;
+        s.max_scanned = std::max(s.max_scanned, found.scanned);
+      }
+      chunk_stats_[c] = s;
+    });
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      stats_.neighbour_capped += chunk_stats_[c].neighbour_capped;
+      stats_.candidate_capped += chunk_stats_[c].candidate_capped;
+      stats_.max_scanned = std::max(stats_.max_scanned, chunk_stats_[c].max_scanned);
+    }
+  }
+
+  // Agents (sorted positions) near (x, y) under the same rule and caps as find_neighbours(),
+  // excluding none; writes at most min(out.size(), max_neighbours) and returns how many.
+  // Reads the last build(); safe to call from many threads at once.
+  std::uint32_t query(S x, S y, std::span<std::uint32_t> out) const {
+    if (count_ == 0 || out.empty()) return 0;
+    return scan(x, y, ~0u, out.data(), std::min<std::size_t>(out.size(), config_.max_neighbours))
+        .count;
+  }
+
+  // Overlap push per agent (sorted order) into push_x()/push_y(): for every neighbour j with
+  // distance d < r_k + r_j, (r_k + r_j - d) * stiffness / 2 away from j (coincident agents:
+  // along -x for the lower sorted position, +x for the higher). Adding the push to the
+  // positions moves each overlapping pair apart by stiffness times its overlap when both see
+  // each other. Jobs "swarm_resolve".
+  void resolve_overlaps(jobs::JobSystem& jobs, std::uint32_t chunks, S stiffness,
+                        std::uint16_t tag = 0) {
+    const S half = stiffness / Traits::from_int(2);
+    const S zero = Traits::from_int(0);
+    for_each_range(jobs, chunks, {"swarm_resolve", tag}, [&](std::uint32_t b, std::uint32_t e) {
+      for (std::uint32_t k = b; k < e; ++k) {
+        S sx = zero, sy = zero;
+        const S px = x_[k], py = y_[k], rk = r_[k];
+        for (const std::uint32_t j : neighbours(k)) {
+          S dx = x_[j] - px, dy = y_[j] - py;
+          wrap_offset(dx, dy);
+          const S d2 = dx * dx + dy * dy;
+          const S rr = rk + r_[j];
+          if (!(d2 < rr * rr)) continue;
+          if (d2 > zero) {
+            const S d = Traits::sqrt(d2);
+            const S f = (rr - d) * half / d;
+            sx = sx - dx * f;
+            sy = sy - dy * f;
+          } else {
+            sx = k < j ? sx - rr * half : sx + rr * half;
+          }
+        }
+        push_x_[k] = sx;
+        push_y_[k] = sy;
+      }
+    });
+  }
+
+  // Separation, alignment and cohesion sums over agent k's neighbours (sorted position k).
+  FlockSums<S> flock(std::uint32_t k) const {
+    FlockSums<S> f;
+    const S zero = Traits::from_int(0), one = Traits::from_int(1);
+    const S px = x_[k], py = y_[k];
+    for (const std::uint32_t j : neighbours(k)) {
+      S dx = x_[j] - px, dy = y_[j] - py;
+      wrap_offset(dx, dy);
+      const S d2 = dx * dx + dy * dy;
+      if (d2 > zero) {
+        const S inv = one / d2;
+        f.separation_x = f.separation_x - dx * inv;
+        f.separation_y = f.separation_y - dy * inv;
+      }
+      f.velocity_x = f.velocity_x + vx_[j];
+      f.velocity_y = f.velocity_y + vy_[j];
+      f.offset_x = f.offset_x + dx;
+      f.offset_y = f.offset_y + dy;
+    }
+    f.count = counts_[k];
+    return f;
+  }
+
+  // Calls fn(begin, end) over contiguous ranges of the sorted positions [0, count()), split as
+  // every pass here is; for the caller's own per-agent passes in sorted order.
+  template <class F>
+  void for_each_range(jobs::JobSystem& jobs, std::uint32_t chunks, const jobs::JobDesc& desc,
+                      const F& fn) const {
+    const std::uint32_t n = count_;
+    chunks = effective_chunks(n, chunks);
+    core::for_each_chunk(jobs, chunks, desc, [&](std::uint32_t c) {
+      const core::ChunkRange r = core::chunk_range(n, chunks, c);
+      if (r.end > r.begin)
+        fn(static_cast<std::uint32_t>(r.begin), static_cast<std::uint32_t>(r.end));
+    });
+  }
+
+  // --- results of the last build() (sorted order unless said otherwise) ---
+  std::uint32_t count() const { return count_; }
+  std::span<const std::uint32_t> order() const { return {order_.data(), count_}; }  // k -> agent
+  std::span<const std::uint32_t> rank() const { return {rank_.data(), count_}; }    // agent -> k
+  std::span<const S> x() const { return {x_.data(), count_}; }
+  std::span<const S> y() const { return {y_.data(), count_}; }
+  std::span<const S> vx() const { return {vx_.data(), count_}; }
+  std::span<const S> vy() const { return {vy_.data(), count_}; }
+  std::span<const S> radius() const { return {r_.data(), count_}; }
+  // Sorted positions [begin, end) of the agents in a cell.
+  std::pair<std::uint32_t, std::uint32_t> cell_range(CellCoord c) const {
+    const std::uint32_t code = morton(c);
+    return {cell_start_[code], cell_start_[code + 1]};
+  }
+  // Of the last find_neighbours(): agent k's neighbours as sorted positions, in scan order.
+  std::span<const std::uint32_t> neighbours(std::uint32_t k) const {
+    return {neighbours_.data() + std::size_t{k} * config_.max_neighbours, counts_[k]};
+  }
+  // Of the last resolve_overlaps().
+  std::span<const S> push_x() const { return {push_x_.data(), count_}; }
+  std::span<const S> push_y() const { return {push_y_.data(), count_}; }
+  const Stats& stats() const { return stats_; }
+
+ private:
+  struct Scan {
+    std::uint32_t count = 0;
+    std::uint32_t scanned = 0;
+    bool truncated = false;
+  };
+  struct alignas(64) ChunkStats {
+    std::uint32_t neighbour_capped = 0;
+    std::uint32_t candidate_capped = 0;
+    std::uint32_t max_scanned = 0;
+  };
+
+  static constexpr std::uint32_t kMaxCellsPerAxis = 1u << 15;
+  static constexpr std::uint32_t kMaxMortonBits = 24;
+
+  static std::uint32_t bits_for(std::uint32_t cells) {
+    std::uint32_t b = 0;
+    while ((1u << b) < cells) ++b;
+    return b;
+  }
+
+  // Cells along an axis of length `extent`: enough to cover it (Clamp) or a whole number that
+  // tiles it (Wrap, cells stretched). 0: too many.
+  std::uint32_t axis_cells(S extent) const {
+    const S ratio = extent / config_.cell_size;
+    const auto limit = static_cast<std::int32_t>(kMaxCellsPerAxis);
+    std::int32_t c = Traits::floor_to_int(ratio, 0, limit + 1);
+    if (config_.boundary == Boundary::Clamp && Traits::from_int(c) < ratio) ++c;
+    c = std::max(c, 1);
+    return c > limit ? 0u : static_cast<std::uint32_t>(c);
+  }
+
+  const char* validate_and_size() {
+    const S zero = Traits::from_int(0);
+    const Config<S>& c = config_;
+    if (c.max_agents == 0) return "max_agents must be at least 1";
+    if (c.max_neighbours == 0) return "max_neighbours must be at least 1";
+    if (c.max_candidates == 0) return "max_candidates must be at least 1";
+    if (c.max_chunks == 0 || c.min_chunk_agents == 0)
+      return "max_chunks and min_chunk_agents must be at least 1";
+    if (std::uint64_t{c.max_agents} * c.max_neighbours >= (1ull << 31))
+      return "max_agents * max_neighbours must stay below 2^31";
+    if (!(c.max_x > c.min_x) || !(c.max_y > c.min_y)) return "world bounds are empty";
+    if (!(c.cell_size > zero)) return "cell_size must be positive";
+    if (!(c.radius > zero) || c.radius > c.cell_size) return "radius must be in (0, cell_size]";
+    extent_x_ = c.max_x - c.min_x;
+    extent_y_ = c.max_y - c.min_y;
+    cells_x_ = axis_cells(extent_x_);
+    cells_y_ = axis_cells(extent_y_);
+    if (cells_x_ == 0 || cells_y_ == 0) return "more than 32768 cells along an axis";
+    const std::uint32_t bx = bits_for(cells_x_), by = bits_for(cells_y_);
+    if (bx + by > kMaxMortonBits) return "the grid's Morton range exceeds 2^24 cells";
+    table_size_ = 1u << (bx + by);
+    // Low bits of both axes interleaved (x even, y odd), the longer axis' extra bits on top.
+    const std::uint32_t low = std::min(bx, by);
+    spread_x_.resize(cells_x_);
+    spread_y_.resize(cells_y_);
+    auto spread = [low](std::uint32_t v, std::uint32_t odd) {
+      std::uint32_t out = 0;
+      for (std::uint32_t b = 0; b < 16; ++b) {
+        const std::uint32_t bit = (v >> b) & 1u;
+        out |= b < low ? bit << (2 * b + odd) : bit << (low + b);
+      }
+      return out;
+    };
+    for (std::uint32_t i = 0; i < cells_x_; ++i) spread_x_[i] = spread(i, 0);
+    for (std::uint32_t i = 0; i < cells_y_; ++i) spread_y_[i] = spread(i, 1);
+    const bool wrap = c.boundary == Boundary::Wrap;
+    // Wrap stretches cells to tile the torus; Clamp keeps the asked size.
+    inv_cell_x_ = wrap ? Traits::from_int(static_cast<std::int32_t>(cells_x_)) / extent_x_
+                       : Traits::from_int(1) / c.cell_size;
+    inv_cell_y_ = wrap ? Traits::from_int(static_cast<std::int32_t>(cells_y_)) / extent_y_
+                       : Traits::from_int(1) / c.cell_size;
+    half_x_ = extent_x_ / Traits::from_int(2);
+    half_y_ = extent_y_ / Traits::from_int(2);
+    r2_ = c.radius * c.radius;
+    return nullptr;
+  }
+
+  std::uint32_t axis_cell(S v, S min, S inv_cell, std::uint32_t cells) const {
+    const S t = (v - min) * inv_cell;
+    if (config_.boundary == Boundary::Clamp)
+      return static_cast<std::uint32_t>(
+          Traits::floor_to_int(t, 0, static_cast<std::int32_t>(cells) - 1));
+    const std::int32_t i = Traits::floor_to_int(t, -(1 << 30), 1 << 30);
+    const auto m = static_cast<std::int32_t>(cells);
+    return static_cast<std::uint32_t>(((i % m) + m) % m);
+  }
+
+  // The shortest offset on a torus (positions inside the bounds); nothing in Clamp mode.
+  void wrap_offset(S& dx, S& dy) const {
+    if (config_.boundary != Boundary::Wrap) return;
+    dx = dx > half_x_ ? dx - extent_x_ : (dx < -half_x_ ? dx + extent_x_ : dx);
+    dy = dy > half_y_ ? dy - extent_y_ : (dy < -half_y_ ? dy + extent_y_ : dy);
+  }
+
+  // The cells to visit along one axis, in scan order (see the header comment).
+  std::uint32_t axis_scan(std::uint32_t c, std::uint32_t cells, std::uint32_t out[3]) const {
+    if (config_.boundary == Boundary::Wrap) {
+      if (cells < 3) {
+        for (std::uint32_t i = 0; i < cells; ++i) out[i] = i;
+        return cells;
+      }
+      out[0] = c == 0 ? cells - 1 : c - 1;
+      out[1] = c;
+      out[2] = c + 1 == cells ? 0 : c + 1;
+      return 3;
+    }
+    std::uint32_t m = 0;
+    if (c > 0) out[m++] = c - 1;
+    out[m++] = c;
+    if (c + 1 < cells) out[m++] = c + 1;
+    return m;
+  }
+
+  Scan scan(S px, S py, std::uint32_t self, std::uint32_t* row) const {
+    return scan(px, py, self, row, config_.max_neighbours);
+  }
+
+  // The neighbour scan of one point, writing at most `k_max` sorted positions into `row`.
+  Scan scan(S px, S py, std::uint32_t self, std::uint32_t* row, std::size_t k_max) const {
+    if (config_.boundary == Boundary::Wrap) return scan_impl<true>(px, py, self, row, k_max);
+    return scan_impl<false>(px, py, self, row, k_max);
+  }
+
+  template <bool Wrap>
+  Scan scan_impl(S px, S py, std::uint32_t self, std::uint32_t* row, std::size_t k_max) const {
+    const CellCoord c = cell_of(px, py);
+    std::uint32_t cols[3], rows[3];
+    const std::uint32_t ncols = axis_scan(c.x, cells_x_, cols);
+    const std::uint32_t nrows = axis_scan(c.y, cells_y_, rows);
+    const S* xs = x_.data();
+    const S* ys = y_.data();
+    const std::uint32_t* start = cell_start_.data();
+    const S r2 = r2_, hx = half_x_, hy = half_y_, ex = extent_x_, ey = extent_y_;
+    const auto k_cap = static_cast<std::uint32_t>(k_max);
+    std::uint32_t budget = config_.max_candidates;
+    Scan s;
+    for (std::uint32_t ry = 0; ry < nrows; ++ry) {
+      const std::uint32_t sy = spread_y_[rows[ry]];
+      for (std::uint32_t rx = 0; rx < ncols; ++rx) {
+        const std::uint32_t code = sy | spread_x_[cols[rx]];
+        const std::uint32_t b = start[code];
+        std::uint32_t e = start[code + 1];
+        if (e - b > budget) {
+          e = b + budget;
+          s.truncated = true;
+        }
+        budget -= e - b;
+        s.scanned += e - b;
+        for (std::uint32_t j = b; j < e; ++j) {
+          S dx = xs[j] - px, dy = ys[j] - py;
+          if constexpr (Wrap) {
+            dx = dx > hx ? dx - ex : (dx < -hx ? dx + ex : dx);
+            dy = dy > hy ? dy - ey : (dy < -hy ? dy + ey : dy);
+          }
+          const S d2 = dx * dx + dy * dy;
+          row[s.count] = j;  // kept only if counted; count < k_cap here
+          s.count += static_cast<std::uint32_t>((d2 <= r2) & (j != self));
+          if (s.count == k_cap) {
+            s.truncated = false;  // stopped by the neighbour cap, not the candidate cap
+            return s;
+          }
+        }
+        if (budget == 0) {
+          s.truncated = s.truncated || ry + 1 < nrows || rx + 1 < ncols;
+          return s;
+        }
+      }
+    }
+    return s;
+  }
+
+  Config<S> config_;
+  const char* error_ = nullptr;
+  S extent_x_{}, extent_y_{}, half_x_{}, half_y_{}, inv_cell_x_{}, inv_cell_y_{}, r2_{};
+  std::uint32_t cells_x_ = 0, cells_y_ = 0, table_size_ = 0;
+  std::uint32_t count_ = 0;
+  Stats stats_{};
+  std::vector<std::uint32_t> spread_x_, spread_y_;  // Morton bits of a cell coordinate
+  std::vector<std::uint64_t> keys_, key_tmp_;       // keys_: sorted Morton codes after build
+  std::vector<std::uint32_t> order_, order_tmp_;    // sorted position -> agent
+  std::vector<std::uint32_t> rank_;                 // agent -> sorted position
+  std::vector<std::uint32_t> cell_start_;           // Morton code -> first sorted position
+  std::vector<S> x_, y_, vx_, vy_, r_;              // sorted snapshot
+  std::vector<S> push_x_, push_y_;
+  std::vector<std::uint32_t> counts_;      // neighbours found, per sorted position
+  std::vector<std::uint32_t> neighbours_;  // [max_agents x max_neighbours]
+  std::vector<ChunkStats> chunk_stats_;
+  std::unique_ptr<core::RadixSortScratch> sort_scratch_;
+};
+
+}  // namespace spindle::swarm
