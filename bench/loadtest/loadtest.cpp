@@ -346,6 +346,11 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   run.frames = o.frames;
   run.warmup = o.warmup;
   run.repeats = o.repeats;
+  for (const SceneDef* scene : scenes)
+    for (report::Reference ref : scene->references) {
+      ref.scene = scene->name;
+      run.references.push_back(std::move(ref));
+    }
 
   const std::size_t total = scenes.size() * o.objects.size() * o.repeats * o.modes.size();
   std::size_t done = 0;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <spindle/core/engine.h>
+#include <spindle/report/report.h>
 
 namespace spindle::loadtest {
 
@@ -37,6 +38,8 @@ struct SceneDef {
   std::function<void(core::Engine&, const SceneParams&)> setup;
   // Entity capacity the scene needs for `objects` (default: objects + 1024).
   std::function<std::uint32_t(std::uint32_t objects)> capacity;
+  // Published numbers the report shows beside this scene's (Reference::scene is filled in).
+  std::vector<report::Reference> references{};
 };
 
 // Adds a scene; returns true so it can initialise a static. A second scene of the same name

@@ -179,5 +179,38 @@ TEST(LoadTestRun, TinyRunWritesACompleteReport) {
   }
 }
 
+// The Bullet scenes run in every mode with the same world hash, and the spawn report shows the
+// thesis's FPS beside ours for every count of the thesis table.
+TEST(LoadTestRun, PhysicsScenesAgreeAcrossModesAndSpawnQuotesTheThesis) {
+  const auto dir = temp_dir("physics");
+  std::string mode_list = "single";
+  for (const char* m : {"static", "dynamic"}) {
+    jobs::Mode mode;
+    if (jobs::parse_mode(m, mode) && jobs::mode_available(mode)) mode_list += std::string(",") + m;
+  }
+  const Result r = run({"--scene", "spawn,boxes,boxes_r2", "--objects", "10,100", "--modes",
+                        mode_list, "--workers", "2", "--frames", "8", "--warmup", "2", "--repeats",
+                        "1", "--no-pin", "--out", dir.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("every mode ended with the same world hash"), std::string::npos) << r.out;
+  const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
+  for (const auto& s : run_json["series"]) {
+    const auto& names = s["stage_names"];
+    for (const char* stage : {"physics_sync", "physics_step", "physics_writeback", "render_prep"})
+      EXPECT_NE(std::find(names.begin(), names.end(), stage), names.end()) << stage;
+  }
+  ASSERT_EQ(run_json["references"].size(), 1u);
+  EXPECT_EQ(run_json["references"][0]["scene"], "spawn");
+  EXPECT_EQ(run_json["references"][0]["rows"].size(), 11u);
+  const std::string md = slurp(dir / "report.md");
+  const std::size_t beside = md.find("### Beside the thesis");
+  ASSERT_NE(beside, std::string::npos);
+  // Rows for the thesis counts we did not run too, with its numbers (1444 FPS at 8000).
+  for (const char* row : {"| 10 | ", "| 100 | ", "| 1000 | ", "| 5000 | ", "| 8000 | "})
+    EXPECT_NE(md.find(row, beside), std::string::npos) << row;
+  EXPECT_NE(md.find("| 1444 |", beside), std::string::npos);
+  EXPECT_NE(slurp(dir / "report.html").find("Beside the thesis"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace spindle::loadtest

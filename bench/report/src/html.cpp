@@ -586,6 +586,12 @@ std::string render_html(const Run& run, const Model& m) {
       out += "<h3>Median stage wall time (ms)</h3>\n";
       html_table(out, stage_table(m, sc));
     }
+    for (const Reference& ref : run.references) {
+      if (ref.scene != sc.name) continue;
+      out +=
+          "<h3>Beside " + html_escape(ref.source) + "</h3>\n<p>" + html_escape(ref.note) + "</p>\n";
+      html_table(out, reference_table(m, ref));
+    }
     figure(out, chart_frametime(m, sc, keys),
            "Median frame time vs object count per mode (log x axis; log y axis when medians span "
            "more than 30x); error bars: 95% CI of the "

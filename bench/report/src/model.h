@@ -57,6 +57,8 @@ struct Table {
 };
 Table summary_table(const Model& m, const Scene& s);
 Table stage_table(const Model& m, const Scene& s);
+// Ours beside a reference's numbers, per object count and mode pair.
+Table reference_table(const Model& m, const Reference& ref);
 extern const char* const kHowToRead;
 
 std::string render_html(const Run& run, const Model& m);

@@ -236,6 +236,40 @@ Table stage_table(const Model& m, const Scene& s) {
   return t;
 }
 
+Table reference_table(const Model& m, const Reference& ref) {
+  Table t;
+  t.header = {"objects"};
+  for (const auto& [ours, theirs] : ref.modes) {
+    t.header.push_back(ours + " FPS (ours)");
+    t.header.push_back(theirs + " FPS (reference)");
+    t.header.push_back("ours / reference");
+  }
+  std::set<std::uint32_t> counts;
+  for (const ReferenceRow& r : ref.rows) counts.insert(r.objects);
+  for (const Group& g : m.groups)
+    if (g.scene == ref.scene) counts.insert(g.objects);
+  for (std::uint32_t n : counts) {
+    std::vector<std::string> row = {std::to_string(n)};
+    for (const auto& [ours, theirs] : ref.modes) {
+      double mine = NAN, published = NAN;
+      for (const Group& g : m.groups)
+        if (g.scene == ref.scene && g.objects == n && g.mode == ours && g.summary.median > 0) {
+          mine = 1000.0 / g.summary.median;
+          break;
+        }
+      for (const ReferenceRow& r : ref.rows)
+        if (r.objects == n && r.mode == ours) published = r.fps;
+      row.push_back(std::isfinite(mine) ? fixed(mine, 0) : "-");
+      row.push_back(std::isfinite(published) ? fixed(published, 0) : "-");
+      row.push_back(std::isfinite(mine) && std::isfinite(published) && published > 0
+                        ? fixed(mine / published, 2) + "x"
+                        : "-");
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
 }  // namespace detail
 
 namespace {
@@ -288,6 +322,21 @@ json to_json(const Run& run, const detail::Model& m) {
                       {"frames", std::move(frames)}});
   }
   j["series"] = std::move(series);
+  nlohmann::json refs = nlohmann::json::array();
+  for (const Reference& ref : run.references) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const ReferenceRow& r : ref.rows)
+      rows.push_back({{"objects", r.objects}, {"mode", r.mode}, {"fps", r.fps}});
+    nlohmann::json modes = nlohmann::json::array();
+    for (const auto& [ours, theirs] : ref.modes)
+      modes.push_back({{"ours", ours}, {"theirs", theirs}});
+    refs.push_back({{"scene", ref.scene},
+                    {"source", ref.source},
+                    {"note", ref.note},
+                    {"modes", std::move(modes)},
+                    {"rows", std::move(rows)}});
+  }
+  j["references"] = std::move(refs);
   // Derived numbers, so tools need not recompute them (NaN is written as null).
   json summary = json::array();
   for (const detail::Group& g : m.groups) {
@@ -392,6 +441,11 @@ std::string to_markdown(const Run& run, const detail::Model& m) {
     if (!sc.stage_names.empty()) {
       out += "\n### Median stage wall time (ms)\n\n";
       md_table(out, detail::stage_table(m, sc));
+    }
+    for (const Reference& ref : run.references) {
+      if (ref.scene != sc.name) continue;
+      out += "\n### Beside " + md_cell(ref.source) + "\n\n" + md_cell(ref.note) + "\n\n";
+      md_table(out, detail::reference_table(m, ref));
     }
     out += '\n';
   }

@@ -68,8 +68,26 @@ struct Machine {
   std::string cpu, compiler, flags, build_type, os, date, command_line;
 };
 
+// Published numbers shown beside a scene's own (e.g. the thesis the engine was specified from):
+// report.md and report.html get a table per reference with, for every object count in either,
+// our median FPS and theirs per mode pair, and run.json keeps the rows.
+struct ReferenceRow {
+  std::uint32_t objects = 0;
+  std::string mode;  // our mode it is compared with (single, static, dynamic, ...)
+  double fps = 0;
+};
+struct Reference {
+  std::string scene;   // the scene whose section shows it
+  std::string source;  // where the numbers come from
+  std::string note;    // what differs (machine, scene details)
+  // Column pairs: (our mode, their name for the comparable architecture).
+  std::vector<std::pair<std::string, std::string>> modes;
+  std::vector<ReferenceRow> rows;
+};
+
 struct Run {
   Machine machine;
+  std::vector<Reference> references;
   std::uint64_t seed = 0;
   std::uint32_t frames = 0, warmup = 0, repeats = 0;
   std::vector<Series> series;
