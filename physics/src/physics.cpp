@@ -510,19 +510,18 @@ std::optional<RayHit> Physics::raycast(glm::vec3 from, glm::vec3 to, std::uint32
   return best;
 }
 
-std::optional<RayHit> Physics::sweep_sphere(glm::vec3 from, glm::vec3 to, float radius,
-                                            std::uint32_t mask) const {
-  if (!finite(from) || !finite(to) || !good_size(radius)) return std::nullopt;
-  core::LockGuard lock(impl_->query_lock);
-  btSphereShape sphere(radius);
-  const btTransform start(btQuaternion::getIdentity(), bt(from));
-  const btTransform end(btQuaternion::getIdentity(), bt(to));
+namespace {
+std::optional<RayHit> sweep_convex(const std::vector<Physics::Impl::Region>& regions,
+                                   const btConvexShape& shape, glm::vec3 from, glm::vec3 to,
+                                   glm::quat rotation, std::uint32_t mask) {
+  const btTransform start(bt(rotation), bt(from));
+  const btTransform end(bt(rotation), bt(to));
   std::optional<RayHit> best;
-  for (const Impl::Region& r : impl_->regions) {
+  for (const Physics::Impl::Region& r : regions) {
     SweepCallback cb(bt(from), bt(to));
     cb.m_collisionFilterGroup = -1;
     cb.m_collisionFilterMask = static_cast<int>(mask);
-    r.world->convexSweepTest(&sphere, start, end, cb);
+    r.world->convexSweepTest(&shape, start, end, cb);
     if (!cb.hasHit() || (best && cb.m_closestHitFraction >= best->fraction)) continue;
     RayHit hit;
     hit.entity = entity_of(cb.m_hitCollisionObject);
@@ -533,6 +532,29 @@ std::optional<RayHit> Physics::sweep_sphere(glm::vec3 from, glm::vec3 to, float 
     best = hit;
   }
   return best;
+}
+}  // namespace
+
+std::optional<RayHit> Physics::sweep_sphere(glm::vec3 from, glm::vec3 to, float radius,
+                                            std::uint32_t mask) const {
+  if (!finite(from) || !finite(to) || !good_size(radius)) return std::nullopt;
+  core::LockGuard lock(impl_->query_lock);
+  const btSphereShape sphere(radius);
+  return sweep_convex(impl_->regions, sphere, from, to, glm::quat(1, 0, 0, 0), mask);
+}
+
+std::optional<RayHit> Physics::sweep(ShapeId shape, glm::vec3 from, glm::vec3 to,
+                                     glm::quat rotation, std::uint32_t mask) const {
+  if (shape.index >= impl_->shapes.size() || !finite(from) || !finite(to) || !finite(rotation) ||
+      !(glm::length(rotation) > 1e-6f))
+    return std::nullopt;
+  const Impl::Shape& s = impl_->shapes[shape.index];
+  if (s.type == ShapeType::TriangleMesh || s.type == ShapeType::Plane ||
+      s.type == ShapeType::Compound)
+    return std::nullopt;
+  core::LockGuard lock(impl_->query_lock);
+  return sweep_convex(impl_->regions, static_cast<const btConvexShape&>(*s.shape), from, to,
+                      glm::normalize(rotation), mask);
 }
 
 // --- the stages --------------------------------------------------------------------------------

@@ -225,6 +225,16 @@ TEST(Physics, RaycastsHitTheRightBodyAtTheRightDistance) {
   EXPECT_EQ(sweep->entity, floor);
   EXPECT_NEAR(sweep->fraction * 6.0f, 2.5f, 0.05f);  // stops when the sphere's bottom touches
   EXPECT_FALSE(rig.physics.raycast({0, 0, 0}, {NAN, 0, 0}).has_value());
+  // A box (half height 0.25) swept down stops 0.25 above the floor; a mesh cannot be swept.
+  const ShapeId flat = rig.shape(ShapeDesc::box({0.25f, 0.25f, 0.25f}));
+  auto box_sweep = rig.physics.sweep(flat, {-2, 3, 0}, {-2, -3, 0});
+  ASSERT_TRUE(box_sweep.has_value());
+  EXPECT_EQ(box_sweep->entity, floor);
+  EXPECT_NEAR(box_sweep->fraction * 6.0f, 2.75f, 0.05f);
+  const ShapeId mesh =
+      rig.shape(ShapeDesc::triangle_mesh({{0, 0, 0}, {1, 0, 0}, {0, 0, 1}}, {0, 1, 2}));
+  EXPECT_FALSE(rig.physics.sweep(mesh, {0, 3, 0}, {0, -3, 0}).has_value());
+  EXPECT_FALSE(rig.physics.sweep(ShapeId{12345}, {0, 3, 0}, {0, -3, 0}).has_value());
 }
 
 TEST(Physics, RaycastMaskSkipsGroups) {

@@ -274,6 +274,11 @@ class Physics {
   // A sphere of `radius` swept from -> to: the first body it touches.
   std::optional<RayHit> sweep_sphere(glm::vec3 from, glm::vec3 to, float radius,
                                      std::uint32_t mask = 0xffffffffu) const;
+  // A created convex shape (box, sphere, capsule, cylinder, hull) swept from -> to at a fixed
+  // rotation; nothing for concave or compound shapes, unknown ids and non-finite input.
+  std::optional<RayHit> sweep(ShapeId shape, glm::vec3 from, glm::vec3 to,
+                              glm::quat rotation = glm::quat(1, 0, 0, 0),
+                              std::uint32_t mask = 0xffffffffu) const;
 
   std::uint32_t region_count() const;
   std::uint32_t region_of(glm::vec3 position) const;
