@@ -1,6 +1,7 @@
 #include "spindle/physics/physics.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 
@@ -91,9 +92,17 @@ ShapeDesc ShapeDesc::compound(std::vector<CompoundChild> children) {
 namespace {
 
 constexpr std::uint32_t kMaxHullPoints = 1u << 16;
-constexpr std::uint32_t kMaxMeshTriangles = 1u << 24;
+// Bullet's quantized BVH keeps the part id in the top 10 of 31 bits: one part indexes 2^21
+// triangles.
+constexpr std::uint32_t kMaxMeshTriangles = (1u << 21) - 1;
+constexpr std::uint32_t kMaxShapes = 1u << 20;
 constexpr std::uint32_t kMaxCompoundChildren = 1u << 12;
-constexpr float kMaxSize = 1e6f;  // larger than any sane game object; Bullet loses precision
+constexpr float kMaxSize = 1e6f;   // larger than any sane game object; Bullet loses precision
+constexpr float kMinSize = 1e-4f;  // 0.1 mm: smaller shapes give Bullet infinite inverse inertia
+constexpr float kMaxPosition = 1e7f;
+constexpr float kMinMass = 1e-6f, kMaxMass = 1e9f;
+// Forces, impulses and velocities beyond this are dropped as bad input.
+constexpr float kMaxInput = 1e9f;
 constexpr std::uint32_t kMaxRegions = 64;
 constexpr std::uint32_t kMaxSubsteps = 64;
 // Contact points closer than this count as touching (Bullet keeps points up to its breaking
@@ -105,9 +114,6 @@ bool finite(float v) {
 }
 bool finite(glm::vec3 v) {
   return finite(v.x) && finite(v.y) && finite(v.z);
-}
-bool finite(glm::quat q) {
-  return finite(q.x) && finite(q.y) && finite(q.z) && finite(q.w);
 }
 
 btVector3 bt(glm::vec3 v) {
@@ -129,13 +135,27 @@ std::string label(const ShapeDesc& d) {
 
 Status size_error(const ShapeDesc& d, const char* field, float value) {
   char buf[96];
-  std::snprintf(buf, sizeof buf, ": %s is %g (must be finite, > 0 and <= %g)", field,
-                static_cast<double>(value), static_cast<double>(kMaxSize));
+  std::snprintf(buf, sizeof buf, ": %s is %g (must be finite, >= %g and <= %g)", field,
+                static_cast<double>(value), static_cast<double>(kMinSize),
+                static_cast<double>(kMaxSize));
   return Status::error(label(d) + buf);
 }
 
 bool good_size(float v) {
-  return finite(v) && v > 0.0f && v <= kMaxSize;
+  return finite(v) && v >= kMinSize && v <= kMaxSize;
+}
+// A usable rotation: finite, and its squared length neither overflows nor vanishes.
+bool good_rotation(glm::quat q) {
+  const float n = glm::dot(q, q);
+  return finite(n) && n > 1e-12f;
+}
+bool good_position(glm::vec3 p) {
+  return finite(p) && std::abs(p.x) <= kMaxPosition && std::abs(p.y) <= kMaxPosition &&
+         std::abs(p.z) <= kMaxPosition;
+}
+bool good_input(glm::vec3 v) {
+  return finite(v) && std::abs(v.x) <= kMaxInput && std::abs(v.y) <= kMaxInput &&
+         std::abs(v.z) <= kMaxInput;
 }
 
 // A hull is degenerate when its points span less than a tetrahedron of noticeable volume.
@@ -221,8 +241,9 @@ struct Physics::Impl {
     std::unique_ptr<btDbvtBroadphase> broadphase;
     std::unique_ptr<btSequentialImpulseConstraintSolver> solver;
     std::unique_ptr<btDiscreteDynamicsWorld> world;
-    std::vector<std::uint32_t> forced;  // bodies with a force or torque this step
-    std::vector<Pair> pairs;            // touching pairs after the step
+    std::vector<std::uint32_t> forced;     // bodies with a force or torque this step
+    std::vector<std::uint32_t> kinematic;  // kinematic bodies moving this step
+    std::vector<Pair> pairs;               // touching pairs after the step
   };
   struct Slot {
     std::unique_ptr<btRigidBody> body;
@@ -231,9 +252,13 @@ struct Physics::Impl {
     std::uint32_t region = 0;
     bool live = false;
     bool rejected = false;  // this generation failed validation (logged once)
+    bool removing = false;  // scratch of sync: leaves this step
+    bool moving = false;    // kinematic with a new target this step
     BodyType type = BodyType::Dynamic;
+    std::uint32_t group = 1, mask = 0xffffffffu;  // the filter it was created with
     glm::vec3 force{0.0f}, torque{0.0f};
-    glm::vec3 last_position{0.0f};  // what writeback put in the Transform
+    btTransform kinematic_from, kinematic_to;  // a moving kinematic body's path this step
+    glm::vec3 last_position{0.0f};             // what writeback put in the Transform
     glm::quat last_rotation{1.0f, 0.0f, 0.0f, 0.0f};
   };
 
@@ -245,9 +270,9 @@ struct Physics::Impl {
   std::vector<Pair> pairs, previous;  // this step's and the last step's touching pairs
   mutable core::Mutex query_lock;
 
-  void add_to_region(btRigidBody* body, std::uint32_t region, const RigidBody& desc) {
-    regions[region].world->addRigidBody(body, static_cast<int>(desc.group),
-                                        static_cast<int>(desc.mask));
+  void add_to_region(btRigidBody* body, std::uint32_t region, const Slot& slot) {
+    regions[region].world->addRigidBody(body, static_cast<int>(slot.group),
+                                        static_cast<int>(slot.mask));
   }
 };
 
@@ -272,7 +297,9 @@ Status Physics::validate(const PhysicsConfig& c) {
       return Status::error("physics config: region boundaries must ascend (boundary " +
                            std::to_string(i) + ")");
   }
-  if (c.max_shapes == 0) return Status::error("physics config: max_shapes is 0");
+  if (c.max_shapes == 0 || c.max_shapes > kMaxShapes)
+    return Status::error("physics config: max_shapes is " + std::to_string(c.max_shapes) +
+                         " (must be 1.." + std::to_string(kMaxShapes) + ")");
   return {};
 }
 
@@ -432,8 +459,7 @@ core::Result<ShapeId> Physics::create_shape(const ShapeDesc& d) {
         if (t == ShapeType::TriangleMesh || t == ShapeType::Plane || t == ShapeType::Compound)
           return Status::error(which + " is a " + to_string(t) +
                                " (children must be convex: box, sphere, capsule, cylinder, hull)");
-        if (!finite(c.position) || glm::length(c.position) > kMaxSize || !finite(c.rotation) ||
-            !(glm::length(c.rotation) > 1e-6f))
+        if (!finite(c.position) || glm::length(c.position) > kMaxSize || !good_rotation(c.rotation))
           return Status::error(which + " has a non-finite or degenerate local transform");
         compound->addChildShape(btTransform(bt(glm::normalize(c.rotation)), bt(c.position)),
                                 impl_->shapes[c.shape.index].shape.get());
@@ -458,9 +484,9 @@ Status Physics::validate(const RigidBody& b) const {
   const bool concave = shape == ShapeType::TriangleMesh || shape == ShapeType::Plane;
   switch (b.type) {
     case BodyType::Dynamic:
-      if (!finite(b.mass) || !(b.mass > 0.0f) || b.mass > 1e9f)
+      if (!finite(b.mass) || !(b.mass >= kMinMass) || b.mass > kMaxMass)
         return Status::error("a dynamic body's mass is " + std::to_string(b.mass) +
-                             " (must be > 0 and finite)");
+                             " (must be finite, in [1e-6, 1e9])");
       if (concave)
         return Status::error(std::string("a dynamic body cannot have a ") + to_string(shape) +
                              " shape (mass on a static mesh or plane; use a hull or compound)");
@@ -545,8 +571,8 @@ std::optional<RayHit> Physics::sweep_sphere(glm::vec3 from, glm::vec3 to, float 
 
 std::optional<RayHit> Physics::sweep(ShapeId shape, glm::vec3 from, glm::vec3 to,
                                      glm::quat rotation, std::uint32_t mask) const {
-  if (shape.index >= impl_->shapes.size() || !finite(from) || !finite(to) || !finite(rotation) ||
-      !(glm::length(rotation) > 1e-6f))
+  if (shape.index >= impl_->shapes.size() || !finite(from) || !finite(to) ||
+      !good_rotation(rotation))
     return std::nullopt;
   const Impl::Shape& s = impl_->shapes[shape.index];
   if (s.type == ShapeType::TriangleMesh || s.type == ShapeType::Plane ||
@@ -559,173 +585,268 @@ std::optional<RayHit> Physics::sweep(ShapeId shape, glm::vec3 from, glm::vec3 to
 
 // --- the stages --------------------------------------------------------------------------------
 
+namespace {
+
+void remove_body(Physics::Impl& m, Physics::Impl::Slot& s) {
+  if (s.type == BodyType::Static) {
+    m.regions[0].world->removeRigidBody(s.body.get());
+    for (std::size_t r = 0; r < s.copies.size(); ++r)
+      m.regions[r + 1].world->removeRigidBody(s.copies[r].get());
+  } else {
+    m.regions[s.region].world->removeRigidBody(s.body.get());
+  }
+  s.body.reset();
+  s.copies.clear();
+  s.live = false;
+}
+
+// Moves every non-static body whose centre left its region into the region holding it, in the
+// live list's (creation) order. Kinematic bodies moving this step go where their target is.
+std::uint64_t rehome(Physics::Impl& m, const Physics& physics) {
+  if (m.regions.size() == 1) return 0;
+  std::uint64_t moved = 0;
+  for (std::uint32_t index : m.live) {
+    Physics::Impl::Slot& s = m.slots[index];
+    if (s.type == BodyType::Static) continue;
+    const btTransform& x = s.moving ? s.kinematic_to : s.body->getWorldTransform();
+    const std::uint32_t to = physics.region_of(gl(x.getOrigin()));
+    if (to == s.region) continue;
+    m.regions[s.region].world->removeRigidBody(s.body.get());
+    s.region = to;
+    m.add_to_region(s.body.get(), to, s);
+    ++moved;
+  }
+  return moved;
+}
+
+}  // namespace
+
 void Physics::sync(core::StageContext& ctx) {
   core::World& world = ctx.world();
   Impl& m = *impl_;
   auto* bodies = world.storage<RigidBody>();
   auto* transforms = world.storage<core::Transform>();
+  const auto* parents = world.storage<core::Parent>();
 
-  // 1. Bodies whose entity died or whose RigidBody went away leave their worlds.
-  const auto gone = [&](std::uint32_t index) {
-    Impl::Slot& s = m.slots[index];
-    const Entity e{index, s.generation};
-    return !world.alive(e) || !bodies->has(index);
-  };
-  std::size_t kept = 0;
+  // 1. Bodies whose entity died, or whose RigidBody or Transform went away, leave their worlds.
+  // Bullet deletes their contacts but leaves the bodies they touched asleep (a box resting on a
+  // removed one would float), so those are woken first, from the last step's pairs.
+  bool any_removed = false;
   for (std::uint32_t index : m.live) {
-    if (!gone(index)) {
-      m.live[kept++] = index;
-      continue;
-    }
     Impl::Slot& s = m.slots[index];
-    if (s.type == BodyType::Static) {
-      m.regions[0].world->removeRigidBody(s.body.get());
-      for (std::size_t r = 0; r < s.copies.size(); ++r)
-        m.regions[r + 1].world->removeRigidBody(s.copies[r].get());
-    } else {
-      m.regions[s.region].world->removeRigidBody(s.body.get());
-    }
-    s.body.reset();
-    s.copies.clear();
-    s.live = false;
-    ++stats_.removed;
+    s.removing = !world.alive(Entity{index, s.generation}) || !bodies->has(index) ||
+                 transforms == nullptr || !transforms->has(index);
+    any_removed |= s.removing;
   }
-  m.live.resize(kept);
-
-  // 2. New RigidBody components get Bullet bodies, in entity-index order (Bullet's results
-  // depend on insertion order; dense order depends on history, index order does not).
-  m.fresh.clear();
-  if (bodies != nullptr) {
-    const std::span<const std::uint32_t> entities = bodies->entities();
-    const std::uint32_t* generations = world.entity_generations();
-    for (std::uint32_t index : entities) {
-      Impl::Slot& s = m.slots[index];
-      if ((s.live || s.rejected) && s.generation == generations[index]) continue;
-      m.fresh.push_back(index);
+  if (any_removed) {
+    const auto slot_of = [&](Entity e) -> Impl::Slot* {
+      Impl::Slot& s = m.slots[e.index];
+      return s.live && s.generation == e.generation ? &s : nullptr;
+    };
+    for (const Pair& p : m.previous) {
+      Impl::Slot* a = slot_of(p.a);
+      Impl::Slot* b = slot_of(p.b);
+      if (a == nullptr || b == nullptr || a->removing == b->removing) continue;
+      Impl::Slot& stays = a->removing ? *b : *a;
+      if (stays.type == BodyType::Dynamic) stays.body->activate(true);
     }
-    std::sort(m.fresh.begin(), m.fresh.end());
-    for (std::uint32_t index : m.fresh) {
+    std::size_t kept = 0;
+    for (std::uint32_t index : m.live) {
       Impl::Slot& s = m.slots[index];
-      const Entity e = world.entity_at(index);
-      RigidBody& desc = *bodies->get(index);
-      s.generation = e.generation;
-      s.rejected = false;
-      const core::Transform* t = transforms != nullptr ? transforms->get(index) : nullptr;
-      Status ok = validate(desc);
-      if (ok && t == nullptr) ok = Status::error("no Transform component");
-      if (ok && (!finite(t->translation()) || !finite(t->rotation()) ||
-                 !(glm::length(t->rotation()) > 1e-6f)))
-        ok = Status::error("its Transform is not finite");
-      if (!ok) {
-        SPINDLE_LOG_ERROR(Physics, "rigid body of entity %u:%u rejected: %s", e.index, e.generation,
-                          ok.c_str());
-        s.rejected = true;
-        desc.state_ = 0;
-        ++stats_.rejected;
-        world.emit(BodyRejected{e});
+      if (!s.removing) {
+        m.live[kept++] = index;
         continue;
       }
-      btCollisionShape* shape = m.shapes[desc.shape.index].shape.get();
-      const float mass = desc.type == BodyType::Dynamic ? desc.mass : 0.0f;
-      btVector3 inertia(0, 0, 0);
-      if (mass > 0) shape->calculateLocalInertia(mass, inertia);
-      const btTransform start(bt(glm::normalize(t->rotation())), bt(t->translation()));
-      const auto make = [&] {
-        btRigidBody::btRigidBodyConstructionInfo info(mass, nullptr, shape, inertia);
-        info.m_startWorldTransform = start;
-        info.m_friction = desc.friction;
-        info.m_restitution = desc.restitution;
-        info.m_linearDamping = desc.linear_damping;
-        info.m_angularDamping = desc.angular_damping;
-        auto body = std::make_unique<btRigidBody>(info);
-        int flags = body->getCollisionFlags();
-        if (desc.type == BodyType::Kinematic) flags |= btCollisionObject::CF_KINEMATIC_OBJECT;
-        if (desc.type == BodyType::Static) flags |= btCollisionObject::CF_STATIC_OBJECT;
-        if (desc.flags & RigidBody::kTrigger) flags |= btCollisionObject::CF_NO_CONTACT_RESPONSE;
-        body->setCollisionFlags(flags);
-        if (desc.type == BodyType::Kinematic || (desc.flags & RigidBody::kNeverSleep))
-          body->setActivationState(DISABLE_DEACTIVATION);
-        body->setUserIndex(static_cast<int>(e.index));
-        body->setUserIndex2(static_cast<int>(e.generation));
-        return body;
-      };
-      s.type = desc.type;
-      s.body = make();
-      s.force = s.torque = glm::vec3(0.0f);
-      s.last_position = t->translation();
-      s.last_rotation = t->rotation();
-      if (desc.type == BodyType::Static) {
-        s.region = 0;
-        m.add_to_region(s.body.get(), 0, desc);
-        for (std::uint32_t r = 1; r < m.regions.size(); ++r) {
-          s.copies.push_back(make());
-          m.add_to_region(s.copies.back().get(), r, desc);
-        }
-      } else {
-        s.region = region_of(t->translation());
-        m.add_to_region(s.body.get(), s.region, desc);
-      }
-      desc.state_ = RigidBody::kSimulated;
-      desc.region_ = s.region;
-      s.live = true;
-      m.live.push_back(index);
-      ++stats_.created;
+      s.removing = false;
+      remove_body(m, s);
+      ++stats_.removed;
     }
+    m.live.resize(kept);
+  }
+
+  // 2. New RigidBody components get Bullet bodies, in entity-index order (Bullet's results
+  // depend on insertion order; dense order depends on history, index order does not). Rejected
+  // bodies are checked again every step (a missing Transform may have been added since), but
+  // reported only once per entity.
+  m.fresh.clear();
+  const std::span<const std::uint32_t> entities = bodies->entities();
+  const std::uint32_t* generations = world.entity_generations();
+  for (std::uint32_t index : entities) {
+    const Impl::Slot& s = m.slots[index];
+    if (!(s.live && s.generation == generations[index])) m.fresh.push_back(index);
+  }
+  std::sort(m.fresh.begin(), m.fresh.end());
+  for (std::uint32_t index : m.fresh) {
+    Impl::Slot& s = m.slots[index];
+    const Entity e = world.entity_at(index);
+    RigidBody& desc = *bodies->get(index);
+    const core::Transform* t = transforms != nullptr ? transforms->get(index) : nullptr;
+    Status ok = validate(desc);
+    if (ok && t == nullptr) ok = Status::error("no Transform component");
+    if (ok && (!good_position(t->translation()) || !good_rotation(t->rotation())))
+      ok = Status::error("its Transform is not finite or lies beyond 1e7 m");
+    if (ok && parents != nullptr && parents->has(index))
+      ok = Status::error(
+          "it has a Parent (a rigid body's Transform is its world pose: bodies are roots)");
+    std::unique_ptr<btRigidBody> body;
+    btCollisionShape* shape = ok ? m.shapes[desc.shape.index].shape.get() : nullptr;
+    const float mass = desc.type == BodyType::Dynamic ? desc.mass : 0.0f;
+    btVector3 inertia(0, 0, 0);
+    const auto make = [&] {
+      btRigidBody::btRigidBodyConstructionInfo info(mass, nullptr, shape, inertia);
+      info.m_startWorldTransform =
+          btTransform(bt(glm::normalize(t->rotation())), bt(t->translation()));
+      info.m_friction = desc.friction;
+      info.m_restitution = desc.restitution;
+      info.m_linearDamping = desc.linear_damping;
+      info.m_angularDamping = desc.angular_damping;
+      auto made = std::make_unique<btRigidBody>(info);
+      int flags = made->getCollisionFlags();
+      if (desc.type == BodyType::Kinematic) flags |= btCollisionObject::CF_KINEMATIC_OBJECT;
+      if (desc.type == BodyType::Static) flags |= btCollisionObject::CF_STATIC_OBJECT;
+      if (desc.flags & RigidBody::kTrigger) flags |= btCollisionObject::CF_NO_CONTACT_RESPONSE;
+      made->setCollisionFlags(flags);
+      if (desc.type == BodyType::Kinematic || (desc.flags & RigidBody::kNeverSleep))
+        made->setActivationState(DISABLE_DEACTIVATION);
+      made->setUserIndex(static_cast<int>(e.index));
+      made->setUserIndex2(static_cast<int>(e.generation));
+      return made;
+    };
+    if (ok) {
+      if (mass > 0) shape->calculateLocalInertia(mass, inertia);
+      body = make();
+      const btVector3 inv = body->getInvInertiaDiagLocal();
+      if (!std::isfinite(body->getInvMass()) || !finite(gl(inv)))
+        ok = Status::error(
+            "its mass and shape give an infinite inverse inertia (too light or "
+            "too thin)");
+    }
+    if (!ok) {
+      desc.state_ = 0;
+      if (s.rejected && s.generation == e.generation) continue;  // reported already
+      SPINDLE_LOG_ERROR(Physics, "rigid body of entity %u:%u rejected: %s", e.index, e.generation,
+                        ok.c_str());
+      s.generation = e.generation;
+      s.rejected = true;
+      ++stats_.rejected;
+      world.emit(BodyRejected{e});
+      continue;
+    }
+    s.generation = e.generation;
+    s.rejected = false;
+    s.type = desc.type;
+    s.group = desc.group;
+    s.mask = desc.mask;
+    s.body = std::move(body);
+    s.force = s.torque = glm::vec3(0.0f);
+    s.moving = false;
+    s.last_position = t->translation();
+    s.last_rotation = t->rotation();
+    if (desc.type == BodyType::Static) {
+      s.region = 0;
+      m.add_to_region(s.body.get(), 0, s);
+      for (std::uint32_t r = 1; r < m.regions.size(); ++r) {
+        s.copies.push_back(make());
+        m.add_to_region(s.copies.back().get(), r, s);
+      }
+    } else {
+      s.region = region_of(t->translation());
+      m.add_to_region(s.body.get(), s.region, s);
+    }
+    desc.state_ = RigidBody::kSimulated;
+    desc.region_ = s.region;
+    s.live = true;
+    m.live.push_back(index);
+    ++stats_.created;
   }
   stats_.bodies = static_cast<std::uint32_t>(m.live.size());
 
-  // 3. In parallel over bodies: what systems asked for, kinematic moves and teleports. Each body
-  // is touched by one chunk only.
+  // 3. In parallel over bodies: what systems asked for, kinematic targets and teleports. Each
+  // body is touched by one chunk only. Non-finite or huge requests are dropped and counted.
+  std::atomic<std::uint32_t> bad_inputs{0};
   const auto count = static_cast<std::uint32_t>(m.live.size());
   ctx.parallel_for(count, [&](std::uint32_t begin, std::uint32_t end) {
+    std::uint32_t bad = 0;
     for (std::uint32_t i = begin; i < end; ++i) {
       const std::uint32_t index = m.live[i];
       Impl::Slot& s = m.slots[index];
+      s.moving = false;
       if (s.type == BodyType::Static) continue;
       RigidBody& desc = *bodies->get(index);
       btRigidBody& body = *s.body;
-      const core::Transform* t = transforms->get(index);
-      if (t != nullptr &&
-          (t->translation() != s.last_position || t->rotation() != s.last_rotation) &&
-          finite(t->translation()) && finite(t->rotation()) && glm::length(t->rotation()) > 1e-6f) {
-        // A system moved it (or it is kinematic and follows its Transform).
-        const btTransform to(bt(glm::normalize(t->rotation())), bt(t->translation()));
-        body.setWorldTransform(to);
-        if (s.type == BodyType::Dynamic) body.setInterpolationWorldTransform(to);
-        s.last_position = t->translation();
-        s.last_rotation = t->rotation();
-        body.activate(true);
+      const core::Transform& t = *transforms->get(index);
+      if (t.translation() != s.last_position || t.rotation() != s.last_rotation) {
+        s.last_position = t.translation();
+        s.last_rotation = t.rotation();
+        if (!good_position(t.translation()) || !good_rotation(t.rotation())) {
+          ++bad;
+        } else if (s.type == BodyType::Kinematic) {
+          // Followed over the sub-steps (physics_step), so Bullet sees its true velocity.
+          s.kinematic_from = body.getWorldTransform();
+          s.kinematic_to = btTransform(bt(glm::normalize(t.rotation())), bt(t.translation()));
+          s.moving = true;
+        } else {
+          // A system moved it: a teleport.
+          const btTransform to(bt(glm::normalize(t.rotation())), bt(t.translation()));
+          body.setWorldTransform(to);
+          body.setInterpolationWorldTransform(to);
+          body.activate(true);
+        }
       }
-      if (s.type != BodyType::Dynamic) continue;
-      bool wake = false;
-      if (desc.pending_ & RigidBody::kSetLinear) {
-        body.setLinearVelocity(bt(desc.new_linear_));
-        wake = true;
-      }
-      if (desc.pending_ & RigidBody::kSetAngular) {
-        body.setAngularVelocity(bt(desc.new_angular_));
-        wake = true;
-      }
-      if (desc.impulse_ != glm::vec3(0.0f)) {
-        body.applyCentralImpulse(bt(desc.impulse_));
-        wake = true;
-      }
-      if (desc.angular_impulse_ != glm::vec3(0.0f)) {
-        body.applyTorqueImpulse(bt(desc.angular_impulse_));
-        wake = true;
-      }
-      s.force = desc.force_;
-      s.torque = desc.torque_;
-      if (s.force != glm::vec3(0.0f) || s.torque != glm::vec3(0.0f)) wake = true;
-      if (wake) body.activate(true);
+      const std::uint32_t pending = desc.pending_;
+      const glm::vec3 linear = desc.new_linear_, angular = desc.new_angular_;
+      const glm::vec3 impulse = desc.impulse_, angular_impulse = desc.angular_impulse_;
+      const glm::vec3 force = desc.force_, torque = desc.torque_;
       desc.pending_ = 0;
       desc.force_ = desc.torque_ = desc.impulse_ = desc.angular_impulse_ = glm::vec3(0.0f);
+      s.force = s.torque = glm::vec3(0.0f);
+      if (s.type != BodyType::Dynamic) continue;  // kinematic bodies ignore forces
+      bool wake = false;
+      const auto take = [&](glm::vec3 v) {
+        if (good_input(v)) return true;
+        ++bad;
+        return false;
+      };
+      if ((pending & RigidBody::kSetLinear) && take(linear)) {
+        body.setLinearVelocity(bt(linear));
+        wake = true;
+      }
+      if ((pending & RigidBody::kSetAngular) && take(angular)) {
+        body.setAngularVelocity(bt(angular));
+        wake = true;
+      }
+      if (impulse != glm::vec3(0.0f) && take(impulse)) {
+        body.applyCentralImpulse(bt(impulse));
+        wake = true;
+      }
+      if (angular_impulse != glm::vec3(0.0f) && take(angular_impulse)) {
+        body.applyTorqueImpulse(bt(angular_impulse));
+        wake = true;
+      }
+      if (force != glm::vec3(0.0f) && take(force)) s.force = force, wake = true;
+      if (torque != glm::vec3(0.0f) && take(torque)) s.torque = torque, wake = true;
+      if (wake) body.activate(true);
     }
+    if (bad > 0) bad_inputs.fetch_add(bad, std::memory_order_relaxed);
   });
-  // Forces are applied before every sub-step (Bullet clears them after each); list who has one.
-  for (Impl::Region& r : m.regions) r.forced.clear();
+  if (const std::uint32_t bad = bad_inputs.load(); bad > 0) {
+    if (stats_.bad_inputs == 0)
+      SPINDLE_LOG_WARNING(Physics,
+                          "%u forces, impulses, velocities or transforms were not finite or "
+                          "beyond 1e9 and were dropped (counted in Physics::stats().bad_inputs; "
+                          "logged once)",
+                          bad);
+    stats_.bad_inputs += bad;
+  }
+
+  // 4. Teleported and kinematic bodies go to the region they are now in; then each region lists
+  // its bodies with forces (applied before every sub-step: Bullet clears them after each) and
+  // its moving kinematic bodies.
+  stats_.migrated += rehome(m, *this);
+  for (Impl::Region& r : m.regions) r.forced.clear(), r.kinematic.clear();
   for (std::uint32_t index : m.live) {
     const Impl::Slot& s = m.slots[index];
+    if (s.moving) m.regions[s.region].kinematic.push_back(index);
     if (s.type == BodyType::Dynamic && (s.force != glm::vec3(0.0f) || s.torque != glm::vec3(0.0f)))
       m.regions[s.region].forced.push_back(index);
   }
@@ -733,12 +854,26 @@ void Physics::sync(core::StageContext& ctx) {
 
 void Physics::step(core::StageContext& ctx) {
   Impl& m = *impl_;
-  const float h = ctx.dt() / static_cast<float>(config_.substeps);
+  const std::uint32_t substeps = config_.substeps;
+  const float h = ctx.dt() / static_cast<float>(substeps);
   const auto region_count = static_cast<std::uint32_t>(m.regions.size());
   ctx.parallel_for(region_count, [&](std::uint32_t begin, std::uint32_t end) {
     for (std::uint32_t ri = begin; ri < end; ++ri) {
       Impl::Region& r = m.regions[ri];
-      for (std::uint32_t sub = 0; sub < config_.substeps; ++sub) {
+      for (std::uint32_t sub = 0; sub < substeps; ++sub) {
+        // Kinematic bodies advance a fraction of their path per sub-step.
+        const float f = static_cast<float>(sub + 1) / static_cast<float>(substeps);
+        for (std::uint32_t index : r.kinematic) {
+          Impl::Slot& s = m.slots[index];
+          if (sub + 1 == substeps) {
+            s.body->setWorldTransform(s.kinematic_to);
+            continue;
+          }
+          btTransform x;
+          x.setOrigin(s.kinematic_from.getOrigin().lerp(s.kinematic_to.getOrigin(), f));
+          x.setRotation(s.kinematic_from.getRotation().slerp(s.kinematic_to.getRotation(), f));
+          s.body->setWorldTransform(x);
+        }
         for (std::uint32_t index : r.forced) {
           btRigidBody& body = *m.slots[index].body;
           body.applyCentralForce(bt(m.slots[index].force));
@@ -786,25 +921,18 @@ void Physics::step(core::StageContext& ctx) {
     }
   });
 
-  // Migration between regions, in entity-index-stable order (the live list's).
-  core::World& world = ctx.world();
+  // Migration between regions (bodies whose centre crossed a boundary during the step).
+  for (std::uint32_t index : m.live) m.slots[index].moving = false;
+  stats_.migrated += rehome(m, *this);
   std::uint32_t active = 0;
   for (std::uint32_t index : m.live) {
-    Impl::Slot& s = m.slots[index];
-    if (s.type != BodyType::Dynamic) continue;
-    if (s.body->isActive()) ++active;
-    if (region_count == 1) continue;
-    const std::uint32_t to = region_of(gl(s.body->getWorldTransform().getOrigin()));
-    if (to == s.region) continue;
-    const RigidBody* desc = world.get<RigidBody>(Entity{index, s.generation});
-    m.regions[s.region].world->removeRigidBody(s.body.get());
-    s.region = to;
-    m.add_to_region(s.body.get(), to, desc != nullptr ? *desc : RigidBody{});
-    ++stats_.migrated;
+    const Impl::Slot& s = m.slots[index];
+    if (s.type == BodyType::Dynamic && s.body->isActive()) ++active;
   }
   stats_.active = active;
 
   // Events: this step's pairs against the last step's, both sorted.
+  core::World& world = ctx.world();
   m.pairs.clear();
   for (const Impl::Region& r : m.regions)
     m.pairs.insert(m.pairs.end(), r.pairs.begin(), r.pairs.end());
@@ -846,21 +974,23 @@ void Physics::writeback(core::StageContext& ctx) {
     for (std::uint32_t i = begin; i < end; ++i) {
       const std::uint32_t index = m.live[i];
       Impl::Slot& s = m.slots[index];
-      if (s.type != BodyType::Dynamic) continue;
-      const btRigidBody& body = *s.body;
       RigidBody& desc = *bodies->get(index);
       desc.region_ = s.region;
-      const bool asleep = !body.isActive();
+      const btRigidBody& body = *s.body;
+      const bool asleep = s.type == BodyType::Dynamic && !body.isActive();
       desc.state_ = RigidBody::kSimulated | (asleep ? RigidBody::kSleeping : 0u);
+      if (s.type == BodyType::Static) continue;
       desc.linear_velocity_ = gl(body.getLinearVelocity());
       desc.angular_velocity_ = gl(body.getAngularVelocity());
+      if (s.type != BodyType::Dynamic) continue;
       const btTransform& x = body.getWorldTransform();
       const glm::vec3 position = gl(x.getOrigin());
       const glm::quat rotation = gl(x.getRotation());
       if (position == s.last_position && rotation == s.last_rotation) continue;
-      core::Transform& t = *transforms->get(index);
-      t.set_translation(position);
-      t.set_rotation(rotation);
+      core::Transform* t = transforms->get(index);
+      if (t == nullptr) continue;  // removed during the frame: the body goes at the next sync
+      t->set_translation(position);
+      t->set_rotation(rotation);
       s.last_position = position;
       s.last_rotation = rotation;
     }

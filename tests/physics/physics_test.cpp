@@ -219,7 +219,6 @@ TEST(Physics, RaycastsHitTheRightBodyAtTheRightDistance) {
   EXPECT_EQ(hit->entity, floor);
   EXPECT_NEAR(hit->distance, 5.0f, 1e-3f);
   EXPECT_FALSE(rig.physics.raycast({0, 5, 0}, {0, 20, 0}).has_value());
-  // Filtering by group: the boxes are in group 2, the floor in 1.
   auto sweep = rig.physics.sweep_sphere({0, 3, 0}, {0, -3, 0}, 0.5f);
   ASSERT_TRUE(sweep.has_value());
   EXPECT_EQ(sweep->entity, floor);
@@ -318,6 +317,114 @@ TEST(Physics, KinematicBodiesFollowTheirTransformAndTeleportsMoveDynamicOnes) {
   EXPECT_EQ(hit->entity, platform);
   EXPECT_NEAR(rig.position(crate).x, -5.0f, 1e-4f);
   EXPECT_GT(rig.position(crate).y, 49.0f);
+}
+
+TEST(Physics, KinematicBodiesMoveSmoothlyOverSubstepsAndAcrossRegions) {
+  PhysicsConfig config;
+  config.substeps = 4;
+  config.region_boundaries = {0.0f};
+  Rig rig(config);
+  const Entity platform =
+      rig.body({-5, 0, 0}, RigidBody::kinematic(rig.shape(ShapeDesc::box({2, 0.25f, 2}))));
+  rig.run(1);
+  EXPECT_EQ(rig.rb(platform).region(), 0u);
+  // Carried at 3 m/s: Bullet sees that speed on every sub-step, not 4x on the first.
+  rig.engine.add_stage({.name = "carry",
+                        .phase = core::Phase::Gameplay,
+                        .access = core::Access{}.write<Transform>(),
+                        .run = [platform](core::StageContext& ctx) {
+                          Transform& t = *ctx.world().get<Transform>(platform);
+                          if (t.translation().x < 5.0f)
+                            t.set_translation(t.translation() + glm::vec3(3.0f * ctx.dt(), 0, 0));
+                        }});
+  rig.run(30);
+  EXPECT_NEAR(rig.rb(platform).linear_velocity().x, 3.0f, 1e-3f);
+  rig.run(200);  // arrives at x = 5, in region 1
+  EXPECT_EQ(rig.rb(platform).region(), 1u);
+  const Entity ball =
+      rig.body({5, 3, 0}, RigidBody::dynamic(rig.shape(ShapeDesc::sphere(0.3f)), 1));
+  rig.run(120);
+  EXPECT_NEAR(rig.position(ball).y, 0.55f, 0.03f);  // landed on the platform, not through it
+}
+
+TEST(Physics, RemovingASupportWakesWhatRestsOnIt) {
+  Rig rig;
+  rig.ground();
+  const ShapeId box = rig.shape(ShapeDesc::box({0.5f, 0.5f, 0.5f}));
+  const Entity support = rig.body({0, 0.5f, 0}, RigidBody::fixed(box));
+  const Entity top = rig.body({0, 1.5f, 0}, RigidBody::dynamic(box, 1));
+  rig.run(200);
+  ASSERT_TRUE(rig.rb(top).sleeping());
+  rig.engine.world().destroy(support);
+  rig.run(120);
+  EXPECT_NEAR(rig.position(top).y, 0.5f, 0.02f);  // fell to the ground
+}
+
+TEST(Physics, RemovingTheTransformRemovesTheBody) {
+  Rig rig;
+  const Entity e = rig.body({0, 5, 0}, RigidBody::dynamic(rig.shape(ShapeDesc::sphere(0.5f)), 1));
+  rig.run(3);
+  rig.engine.world().remove<Transform>(e);
+  rig.run(3);
+  EXPECT_EQ(rig.physics.stats().removed, 1u);
+  EXPECT_EQ(rig.physics.region_objects(0), 0u);
+}
+
+TEST(Physics, ARejectedBodyIsSimulatedOnceItIsFixedAndReportedOnce) {
+  Rig rig;
+  core::test::ScopedLogCapture capture;
+  core::World& w = rig.engine.world();
+  const Entity e = w.create();
+  w.add<RigidBody>(e, RigidBody::dynamic(rig.shape(ShapeDesc::sphere(0.5f)), 1));  // no Transform
+  rig.run(5);
+  EXPECT_FALSE(rig.rb(e).simulated());
+  EXPECT_EQ(rig.log.rejected.size(), 1u);
+  w.add<Transform>(e, Transform::from({0, 5, 0}));
+  rig.run(5);
+  EXPECT_TRUE(rig.rb(e).simulated());
+  EXPECT_LT(rig.position(e).y, 5.0f);
+  EXPECT_EQ(rig.log.rejected.size(), 1u);
+  EXPECT_EQ(rig.physics.stats().rejected, 1u);
+}
+
+TEST(Physics, NonFiniteForcesAndVelocitiesAreDroppedAndCounted) {
+  Rig rig;
+  rig.ground();
+  const ShapeId box = rig.shape(ShapeDesc::box({0.5f, 0.5f, 0.5f}));
+  const Entity a = rig.body({0, 0.5f, 0}, RigidBody::dynamic(box, 1));
+  const Entity b = rig.body({1.0f, 0.5f, 0}, RigidBody::dynamic(box, 1));
+  core::test::ScopedLogCapture capture;
+  rig.engine.add_stage({.name = "vandal",
+                        .phase = core::Phase::Gameplay,
+                        .access = core::Access{}.write<RigidBody>(),
+                        .run = [a](core::StageContext& ctx) {
+                          RigidBody& body = *ctx.world().get<RigidBody>(a);
+                          body.add_impulse({NAN, 0, 0});
+                          body.add_force({0, INFINITY, 0});
+                          body.set_linear_velocity({1e30f, 0, 0});
+                        }});
+  rig.run(30);
+  EXPECT_EQ(rig.physics.stats().bad_inputs, 90u);
+  EXPECT_EQ(capture.count(core::LogLevel::Warning), 1u);  // logged once, counted always
+  for (Entity e : {a, b}) {
+    EXPECT_TRUE(std::isfinite(rig.position(e).x));
+    EXPECT_NEAR(rig.position(e).y, 0.5f, 0.02f);
+  }
+}
+
+TEST(Physics, BodiesWithAParentOrTooLittleInertiaAreRejected) {
+  Rig rig;
+  core::test::ScopedLogCapture capture;
+  const ShapeId box = rig.shape(ShapeDesc::box({0.5f, 0.5f, 0.5f}));
+  const Entity root = rig.body({0, 0, 0}, RigidBody::fixed(box));
+  const Entity child = rig.body({0, 2, 0}, RigidBody::dynamic(box, 1));
+  rig.engine.world().add<core::Parent>(child, core::Parent{root});
+  const Entity feather = rig.body({3, 2, 0}, RigidBody::dynamic(box, 1e-39f));
+  rig.run(2);
+  EXPECT_FALSE(rig.rb(child).simulated());
+  EXPECT_FALSE(rig.rb(feather).simulated());
+  EXPECT_EQ(rig.physics.stats().rejected, 2u);
+  EXPECT_FALSE(rig.physics.create_shape(ShapeDesc::box({1e-6f, 1, 1})).ok());  // below 0.1 mm
 }
 
 TEST(Physics, ShapesOfEveryKindSimulate) {
@@ -490,9 +597,26 @@ TEST(Physics, RegionMigrationKeepsEveryBodyExactlyOnce) {
 std::uint64_t run_pile(jobs::Mode mode, std::uint32_t workers, int steps) {
   PhysicsConfig config;
   config.region_boundaries = {0.0f};
+  config.substeps = 2;
   Rig rig(config, mode, workers);
   rig.ground();
   const ShapeId box = rig.shape(ShapeDesc::box({0.4f, 0.4f, 0.4f}));
+  // A kinematic paddle sweeping across the boundary, and a trigger zone.
+  const Entity paddle = rig.body(
+      {-4, 0.5f, 1.5f}, RigidBody::kinematic(rig.shape(ShapeDesc::box({0.3f, 0.5f, 2.0f}))));
+  RigidBody zone = RigidBody::fixed(rig.shape(ShapeDesc::box({1, 1, 1})));
+  zone.flags = RigidBody::kTrigger;
+  rig.body({2, 1, 1}, zone);
+  rig.engine.add_stage({.name = "paddle",
+                        .phase = core::Phase::Gameplay,
+                        .access = core::Access{}.write<Transform>(),
+                        .run = [paddle](core::StageContext& ctx) {
+                          const float x = -4.0f + 8.0f * std::abs(std::sin(0.02f * ctx.tick()));
+                          ctx.world().get<Transform>(paddle)->set_translation({x, 0.5f, 1.5f});
+                        }});
+  rig.engine.add_system<RigidBody>("wind", [](core::StageContext& ctx, Entity e, RigidBody& b) {
+    if ((e.index + ctx.tick()) % 7 == 0) b.add_force({0.0f, 0.0f, 3.0f});
+  });
   const ShapeId ball = rig.shape(ShapeDesc::sphere(0.4f));
   for (int i = 0; i < 120; ++i) {
     const float x = static_cast<float>(i % 10) - 4.5f, z = static_cast<float>((i / 10) % 4);
@@ -514,6 +638,8 @@ std::uint64_t run_pile(jobs::Mode mode, std::uint32_t workers, int steps) {
                         }});
   rig.run(steps);
   EXPECT_GT(rig.log.began.size(), 50u);
+  EXPECT_GT(rig.log.entered.size(), 0u);
+  EXPECT_GT(rig.physics.stats().migrated, 0u);
   return rig.engine.world().state_hash();
 }
 

@@ -17,17 +17,20 @@
 //   // Queries (from any stage that reads Physics): world.raycast(from, to).
 //
 // The frame. The plugin adds three simulation stages in the Physics phase:
-//   physics_sync       reads Transform, writes RigidBody and the Physics resource. Creates Bullet
-//                      bodies for new RigidBody components (in entity-index order), removes the
-//                      ones whose entity or component is gone, then in parallel over bodies:
-//                      applies forces, impulses and velocity settings, moves kinematic bodies and
-//                      teleports dynamic ones whose Transform a system changed.
-//   physics_step       writes only the Physics resource: steps every region's Bullet world with
-//                      `substeps` fixed sub-steps, one job per region. Since it touches no
-//                      component, the frame graph lets every stage that does not read Physics
-//                      (animation, audio, AI on other components...) run beside it, and the
-//                      dynamic allocator books it as one long indivisible job (per region) and
-//                      starts it first. Then, serially: region migration and collision events.
+//   physics_sync       reads Transform, writes RigidBody and the Physics resource. Removes the
+//                      bodies whose entity, RigidBody or Transform is gone (waking what touched
+//                      them), creates Bullet bodies for new RigidBody components (in entity-index
+//                      order), then in parallel over bodies: applies forces, impulses and
+//                      velocity settings, takes kinematic targets and teleports dynamic bodies
+//                      whose Transform a system changed; then moves those into their region.
+//   physics_step       writes only the Physics resource and the collision events: steps every
+//                      region's Bullet world with `substeps` fixed sub-steps, one job per region
+//                      (kinematic bodies advance along their path each sub-step, forces apply on
+//                      each). Since it touches no component, the frame graph lets every stage that
+//                      does not read Physics (animation, audio, AI on other components...) run
+//                      beside it, and the dynamic allocator books it as one long indivisible job
+//                      (per region) and starts it first. Then, serially: region migration and
+//                      collision events.
 //   physics_writeback  reads Physics, writes Transform and RigidBody: in parallel over bodies,
 //                      Bullet -> Transform (translation, rotation) and velocities, sleep state.
 //
@@ -35,8 +38,9 @@
 // its own Bullet world, and the regions step as parallel jobs (Debian's Bullet is built without
 // BT_THREADSAFE, so one world never uses more than one core; separate worlds on separate threads
 // give the same results as stepping them one after the other). A dynamic body belongs to the
-// region holding its centre; after each step, bodies whose centre crossed a boundary migrate, in
-// entity-index order, keeping position, rotation and velocities. Static bodies are added to every
+// region holding its centre; after each step (and after teleports and kinematic moves, before
+// it), bodies whose centre crossed a boundary migrate, in the order the bodies were created,
+// keeping position, rotation, velocities and collision filter. Static bodies are added to every
 // region. What regions cannot do: bodies in different regions never touch in the same step (a
 // box resting across a boundary collides only with what is in its own region; keep boundaries
 // where little happens, or make bodies near them static), joints across regions are not
@@ -51,11 +55,20 @@
 // in every mode. A destroyed body ends its pairs with CollisionEnded / TriggerExited naming the
 // (now stale) entity.
 //
+// Bodies are roots: the Transform of an entity with a RigidBody is its world pose (a Parent is
+// rejected); scale is ignored. Kinematic bodies ignore forces and follow their Transform; like
+// Bullet's defaults otherwise, kinematic and static bodies are tested against each other
+// (give them groups and masks to skip it).
+//
 // Bad input never reaches Bullet: create_shape() rejects zero, negative, NaN or infinite sizes,
 // degenerate hulls and meshes, out-of-range indices, with a message naming the shape and the
-// field; validate() rejects bodies with a bad mass, an unknown shape, mass on a static mesh or
-// a non-finite transform. A RigidBody that fails validate() at sync is not simulated: it is
-// logged once (Physics channel), counted in stats().rejected, and a BodyRejected event names it.
+// field (sizes must lie in [0.1 mm, 1e6 m]); validate() rejects bodies with a bad mass (dynamic:
+// 1e-6 to 1e9), an unknown shape, mass on a static mesh or bad material values; at sync, bodies
+// without a finite Transform within 1e7 m, with a Parent, or whose inverse inertia is infinite
+// are rejected too. A rejected body is not simulated: it is logged once (Physics channel),
+// counted in stats().rejected, and a BodyRejected event names it; it is checked again every
+// step, so adding the missing piece brings it to life. Non-finite or huge forces, impulses,
+// velocities and teleports are dropped and counted in stats().bad_inputs (logged once).
 //
 // Threads: raycast()/sweep_sphere() may be called from parallel jobs of stages that read
 // Physics (Bullet's broadphase keeps one ray stack, so queries take a lock); never while
@@ -251,7 +264,8 @@ class Physics {
     std::uint64_t created = 0;
     std::uint64_t removed = 0;
     std::uint64_t rejected = 0;
-    std::uint64_t migrated = 0;  // region changes
+    std::uint64_t migrated = 0;    // region changes
+    std::uint64_t bad_inputs = 0;  // dropped non-finite/huge forces, velocities, transforms
     std::uint32_t contact_pairs = 0;
   };
 

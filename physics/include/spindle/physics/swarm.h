@@ -185,7 +185,7 @@ struct Stats {
   std::uint32_t rejected = 0;          // agents of a build() refused for lack of capacity
   std::uint32_t neighbour_capped = 0;  // agents that found max_neighbours (maybe more exist)
   std::uint32_t candidate_capped = 0;  // agents whose scan stopped at max_candidates
-  std::uint32_t max_scanned = 0;       // most candidates one agent examined
+  std::uint32_t max_scanned = 0;       // most candidates listed for one agent (<= M)
 };
 
 template <class S, class Traits = ScalarTraits<S>>
@@ -228,7 +228,8 @@ class Swarm {
   // The chunk count a pass over `items` agents uses when asked for `chunks`.
   std::uint32_t effective_chunks(std::size_t items, std::uint32_t chunks) const {
     const std::size_t worth = (items + config_.min_chunk_agents - 1) / config_.min_chunk_agents;
-    const std::size_t limit = std::max<std::size_t>(std::min<std::size_t>(config_.max_chunks, worth), 1);
+    const std::size_t limit =
+        std::max<std::size_t>(std::min<std::size_t>(config_.max_chunks, worth), 1);
     return static_cast<std::uint32_t>(std::clamp<std::size_t>(chunks, 1, limit));
   }
 
@@ -261,9 +262,9 @@ class Swarm {
         order_[i] = static_cast<std::uint32_t>(i);
       }
     });
-    const bool sorted = core::radix_sort(
-        jobs, chunks, *sort_scratch_, std::span(keys_.data(), n), std::span(order_.data(), n),
-        std::span(key_tmp_.data(), n), std::span(order_tmp_.data(), n), tag);
+    const bool sorted = core::radix_sort(jobs, chunks, *sort_scratch_, std::span(keys_.data(), n),
+                                         std::span(order_.data(), n), std::span(key_tmp_.data(), n),
+                                         std::span(order_tmp_.data(), n), tag);
     if (!sorted) return false;  // not reached: the buffers hold max_agents
     core::for_each_chunk(jobs, chunks, {"swarm_index", tag}, [&](std::uint32_t c) {
       const core::ChunkRange r = core::chunk_range(n, chunks, c);
@@ -302,11 +303,14 @@ class Swarm {
       stats_.rejected = n;
       return false;
     }
-    return build(jobs, chunks, n, [&a](std::uint32_t i) {
-      const S zero = Traits::from_int(0);
-      return Agent<S>{a.x[i], a.y[i], a.vx.empty() ? zero : a.vx[i],
-                      a.vy.empty() ? zero : a.vy[i], a.radius.empty() ? zero : a.radius[i]};
-    }, tag);
+    return build(
+        jobs, chunks, n,
+        [&a](std::uint32_t i) {
+          const S zero = Traits::from_int(0);
+          return Agent<S>{a.x[i], a.y[i], a.vx.empty() ? zero : a.vx[i],
+                          a.vy.empty() ? zero : a.vy[i], a.radius.empty() ? zero : a.radius[i]};
+        },
+        tag);
   }
 
   // Fills the neighbour table of every built agent (jobs "swarm_neighbours").
@@ -331,8 +335,9 @@ class Swarm {
         }
         const auto self = static_cast<std::uint32_t>(k);
         std::uint32_t* row = neighbours_.data() + k * k_max;
-        const std::uint32_t found = wrap ? test_candidates<true>(x_[k], y_[k], self, list, row, k_max)
-                                         : test_candidates<false>(x_[k], y_[k], self, list, row, k_max);
+        const std::uint32_t found =
+            wrap ? test_candidates<true>(x_[k], y_[k], self, list, row, k_max)
+                 : test_candidates<false>(x_[k], y_[k], self, list, row, k_max);
         counts_[k] = found;
         s.neighbour_capped += found == k_max ? 1u : 0u;
         s.candidate_capped += list.truncated && found < k_max ? 1u : 0u;
