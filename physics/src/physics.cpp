@@ -243,6 +243,8 @@ struct Physics::Impl {
     std::unique_ptr<btDiscreteDynamicsWorld> world;
     std::vector<std::uint32_t> forced;     // bodies with a force or torque this step
     std::vector<std::uint32_t> kinematic;  // kinematic bodies moving this step
+    std::vector<std::uint32_t> leaving;    // sync: bodies to remove, in live order
+    std::vector<std::uint32_t> joining;    // sync: bodies to add, in entity-index order
     std::vector<Pair> pairs;               // touching pairs after the step
   };
   struct Slot {
@@ -251,9 +253,10 @@ struct Physics::Impl {
     std::uint32_t generation = 0;
     std::uint32_t region = 0;
     bool live = false;
-    bool rejected = false;  // this generation failed validation (logged once)
-    bool removing = false;  // scratch of sync: leaves this step
-    bool moving = false;    // kinematic with a new target this step
+    bool rejected = false;          // this generation failed validation (logged once)
+    bool removing = false;          // scratch of sync: leaves this step
+    bool moving = false;            // kinematic with a new target this step
+    std::uint32_t next_region = 0;  // scratch of rehome()
     BodyType type = BodyType::Dynamic;
     std::uint32_t group = 1, mask = 0xffffffffu;  // the filter it was created with
     glm::vec3 force{0.0f}, torque{0.0f};
@@ -602,18 +605,34 @@ void remove_body(Physics::Impl& m, Physics::Impl::Slot& s) {
 
 // Moves every non-static body whose centre left its region into the region holding it, in the
 // live list's (creation) order. Kinematic bodies moving this step go where their target is.
-std::uint64_t rehome(Physics::Impl& m, const Physics& physics) {
-  if (m.regions.size() == 1) return 0;
+// Where each body belongs is found in parallel (it reads every body); the moves, few, serially.
+// Returns the moves; counts awake dynamic bodies into `active` when given.
+std::uint64_t rehome(Physics::Impl& m, const Physics& physics, core::StageContext& ctx,
+                     std::uint32_t* active = nullptr) {
+  const bool regions = m.regions.size() > 1;
+  if (!regions && active == nullptr) return 0;
+  std::atomic<std::uint32_t> awake{0};
+  ctx.parallel_for(
+      static_cast<std::uint32_t>(m.live.size()), [&](std::uint32_t b, std::uint32_t e) {
+        std::uint32_t count = 0;
+        for (std::uint32_t i = b; i < e; ++i) {
+          Physics::Impl::Slot& s = m.slots[m.live[i]];
+          if (s.type == BodyType::Static) continue;
+          if (s.type == BodyType::Dynamic && s.body->isActive()) ++count;
+          const btTransform& x = s.moving ? s.kinematic_to : s.body->getWorldTransform();
+          s.next_region = regions ? physics.region_of(gl(x.getOrigin())) : 0;
+        }
+        awake.fetch_add(count, std::memory_order_relaxed);
+      });
+  if (active != nullptr) *active = awake.load();
+  if (!regions) return 0;
   std::uint64_t moved = 0;
   for (std::uint32_t index : m.live) {
     Physics::Impl::Slot& s = m.slots[index];
-    if (s.type == BodyType::Static) continue;
-    const btTransform& x = s.moving ? s.kinematic_to : s.body->getWorldTransform();
-    const std::uint32_t to = physics.region_of(gl(x.getOrigin()));
-    if (to == s.region) continue;
+    if (s.type == BodyType::Static || s.next_region == s.region) continue;
     m.regions[s.region].world->removeRigidBody(s.body.get());
-    s.region = to;
-    m.add_to_region(s.body.get(), to, s);
+    s.region = s.next_region;
+    m.add_to_region(s.body.get(), s.region, s);
     ++moved;
   }
   return moved;
@@ -650,6 +669,9 @@ void Physics::sync(core::StageContext& ctx) {
       Impl::Slot& stays = a->removing ? *b : *a;
       if (stays.type == BodyType::Dynamic) stays.body->activate(true);
     }
+    // Removal costs Bullet a scan of the world's bodies and pairs per body, so each region
+    // removes its own in a job (regions share nothing); statics, in every region, go serially.
+    for (Impl::Region& r : m.regions) r.leaving.clear();
     std::size_t kept = 0;
     for (std::uint32_t index : m.live) {
       Impl::Slot& s = m.slots[index];
@@ -658,10 +680,19 @@ void Physics::sync(core::StageContext& ctx) {
         continue;
       }
       s.removing = false;
-      remove_body(m, s);
       ++stats_.removed;
+      if (s.type == BodyType::Static)
+        remove_body(m, s);
+      else
+        m.regions[s.region].leaving.push_back(index);
     }
     m.live.resize(kept);
+    ctx.parallel_for(static_cast<std::uint32_t>(m.regions.size()),
+                     [&](std::uint32_t begin, std::uint32_t end) {
+                       for (std::uint32_t r = begin; r < end; ++r)
+                         for (std::uint32_t index : m.regions[r].leaving)
+                           remove_body(m, m.slots[index]);
+                     });
   }
 
   // 2. New RigidBody components get Bullet bodies, in entity-index order (Bullet's results
@@ -669,6 +700,7 @@ void Physics::sync(core::StageContext& ctx) {
   // bodies are checked again every step (a missing Transform may have been added since), but
   // reported only once per entity.
   m.fresh.clear();
+  for (Impl::Region& r : m.regions) r.joining.clear();
   const std::span<const std::uint32_t> entities = bodies->entities();
   const std::uint32_t* generations = world.entity_generations();
   for (std::uint32_t index : entities) {
@@ -751,7 +783,7 @@ void Physics::sync(core::StageContext& ctx) {
       }
     } else {
       s.region = region_of(t->translation());
-      m.add_to_region(s.body.get(), s.region, s);
+      m.regions[s.region].joining.push_back(index);
     }
     desc.state_ = RigidBody::kSimulated;
     desc.region_ = s.region;
@@ -759,6 +791,13 @@ void Physics::sync(core::StageContext& ctx) {
     m.live.push_back(index);
     ++stats_.created;
   }
+  // Each region adds its new bodies in a job, in entity-index order.
+  ctx.parallel_for(static_cast<std::uint32_t>(m.regions.size()),
+                   [&](std::uint32_t begin, std::uint32_t end) {
+                     for (std::uint32_t r = begin; r < end; ++r)
+                       for (std::uint32_t index : m.regions[r].joining)
+                         m.add_to_region(m.slots[index].body.get(), r, m.slots[index]);
+                   });
   stats_.bodies = static_cast<std::uint32_t>(m.live.size());
 
   // 3. In parallel over bodies: what systems asked for, kinematic targets and teleports. Each
@@ -842,7 +881,7 @@ void Physics::sync(core::StageContext& ctx) {
   // 4. Teleported and kinematic bodies go to the region they are now in; then each region lists
   // its bodies with forces (applied before every sub-step: Bullet clears them after each) and
   // its moving kinematic bodies.
-  stats_.migrated += rehome(m, *this);
+  stats_.migrated += rehome(m, *this, ctx);
   for (Impl::Region& r : m.regions) r.forced.clear(), r.kinematic.clear();
   for (std::uint32_t index : m.live) {
     const Impl::Slot& s = m.slots[index];
@@ -922,14 +961,9 @@ void Physics::step(core::StageContext& ctx) {
   });
 
   // Migration between regions (bodies whose centre crossed a boundary during the step).
-  for (std::uint32_t index : m.live) m.slots[index].moving = false;
-  stats_.migrated += rehome(m, *this);
-  std::uint32_t active = 0;
-  for (std::uint32_t index : m.live) {
-    const Impl::Slot& s = m.slots[index];
-    if (s.type == BodyType::Dynamic && s.body->isActive()) ++active;
-  }
-  stats_.active = active;
+  for (const Impl::Region& r : m.regions)
+    for (std::uint32_t index : r.kinematic) m.slots[index].moving = false;
+  stats_.migrated += rehome(m, *this, ctx, &stats_.active);
 
   // Events: this step's pairs against the last step's, both sorted.
   core::World& world = ctx.world();

@@ -550,6 +550,8 @@ class Swarm {
           Traits::floor_to_int(t, 0, static_cast<std::int32_t>(cells) - 1));
     const std::int32_t i = Traits::floor_to_int(t, -(1 << 30), 1 << 30);
     const auto m = static_cast<std::int32_t>(cells);
+    if (i >= 0 && i < m) [[likely]]  // positions inside the bounds: no division
+      return static_cast<std::uint32_t>(i);
     return static_cast<std::uint32_t>(((i % m) + m) % m);
   }
 
