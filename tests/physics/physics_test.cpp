@@ -236,6 +236,45 @@ TEST(Physics, RaycastsHitTheRightBodyAtTheRightDistance) {
   EXPECT_FALSE(rig.physics.sweep(ShapeId{12345}, {0, 3, 0}, {0, -3, 0}).has_value());
 }
 
+// Systems cast rays in parallel (every mode): each probe finds the floor below it.
+TEST(Physics, RaycastsFromParallelSystemsInEveryMode) {
+  struct Probe {
+    float height = 0;
+  };
+  for (jobs::Mode mode : available_modes()) {
+    Rig rig({}, mode, 2);
+    const Entity floor = rig.ground();
+    const ShapeId step = rig.shape(ShapeDesc::box({0.5f, 0.5f, 0.5f}));
+    rig.body({100, 0.5f, 0}, RigidBody::fixed(step));
+    core::World& w = rig.engine.world();
+    w.register_component<Probe>("probe");
+    for (int i = 0; i < 400; ++i) {
+      const Entity e = w.create();
+      w.add<Transform>(e, Transform::from({i % 2 ? 100.0f : -1.0f - static_cast<float>(i), 5, 0}));
+    }
+    for (std::uint32_t i = 0; i < w.storage<Transform>()->size(); ++i) {
+      const Entity e = w.entity_at(w.storage<Transform>()->entities()[i]);
+      if (!w.has<RigidBody>(e)) w.add<Probe>(e);
+    }
+    rig.engine.add_system<const Transform, Probe>(
+        "probe",
+        [floor](core::StageContext& ctx, Entity, const Transform& t, Probe& p) {
+          const Physics& physics = *ctx.world().resource<Physics>();
+          const auto hit = physics.raycast(t.translation(), t.translation() - glm::vec3(0, 10, 0));
+          p.height = hit ? hit->point.y + (hit->entity == floor ? 0.0f : 1000.0f) : -1.0f;
+        },
+        core::Phase::Gameplay, {}, core::Access{}.read<Physics>());
+    rig.run(2);
+    std::uint32_t on_step = 0, on_floor = 0;
+    for (const Probe& p : w.storage<Probe>()->data()) {
+      if (std::abs(p.height - 1001.0f) < 1e-3f) ++on_step;
+      if (std::abs(p.height) < 1e-3f) ++on_floor;
+    }
+    EXPECT_EQ(on_step, 200u) << jobs::to_string(mode);
+    EXPECT_EQ(on_floor, 200u) << jobs::to_string(mode);
+  }
+}
+
 TEST(Physics, RaycastMaskSkipsGroups) {
   Rig rig;
   const ShapeId box = rig.shape(ShapeDesc::box({0.5f, 0.5f, 0.5f}));
