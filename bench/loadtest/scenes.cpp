@@ -1,15 +1,17 @@
 // The built-in load-test scenes: `boids` (steering agents with neighbour queries, transforms,
-// culling and sorting) and `imbalanced` (independent stages of deliberately different cost).
+// culling and sorting), `swarm` (tens of thousands of colliding agents through spindle::swarm)
+// and `imbalanced` (independent stages of deliberately different cost).
 #include <cmath>
 #include <map>
 #include <memory>
 
 #include <spindle/core/hash.h>
 #include <spindle/core/transform.h>
+#include <spindle/physics/swarm.h>
 #include <spindle/render/draw_list.h>
-#include <spindle/render/radix_sort.h>
 
 #include "scene.h"
+#include "scene_common.h"
 
 namespace spindle::loadtest {
 
@@ -20,11 +22,8 @@ std::map<std::string, SceneDef, std::less<>>& registry() {
 }
 
 // Deterministic per-object randomness from (seed, index, salt), in [0, 1).
-std::uint64_t mix(std::uint64_t z) {
-  return core::mix64(z + 0x9e3779b97f4a7c15ull);
-}
 float unit(std::uint64_t seed, std::uint64_t i, std::uint64_t salt) {
-  return static_cast<float>(mix(seed ^ mix(i * 8 + salt)) >> 40) / static_cast<float>(1 << 24);
+  return scene_unit(seed, i, salt);
 }
 }  // namespace
 
@@ -48,9 +47,10 @@ std::vector<std::string> scene_names() {
 // --- boids -------------------------------------------------------------------------------------
 //
 // Agents on a torus of side sqrt(N) (about one agent per unit area). Each step:
-//   grid        key = (cell << 32 | agent) for every agent, parallel radix sort, cell ranges
-//   steer       separation / alignment / cohesion from at most kMaxNeighbours agents found in
-//               the 3 x 3 cells around each agent (bounded: the worst case stays flat)
+//   grid        the swarm index (spindle::swarm): Morton keys, parallel radix sort, cell table
+//   steer       the swarm's neighbour pass (at most kMaxNeighbours within kRadius, at most
+//               kMaxCandidates examined: the worst case stays flat), then separation /
+//               alignment / cohesion from them
 //   integrate   position, wrap, Transform (translation and heading rotation)
 //   transforms  world matrices (TransformPlugin)
 //   flock_stats centroid and mean speed (reads agents; overlaps transforms and render_prep)
@@ -62,81 +62,37 @@ struct Agent {
   glm::vec2 vel{0.0f};
 };
 
-// The grid of the current step: written by `grid`, read by `steer` (declared as a type for the
-// frame graph's access sets).
+// The swarm of the current step: built by `grid`, queried by `steer`, read by `integrate`
+// (declared as a type for the frame graph's access sets).
 struct FlockGrid {
-  float side = 1, cell = 2;
-  std::uint32_t cells_x = 1;
-  std::vector<std::uint64_t> keys, key_scratch;
-  std::vector<std::uint32_t> values, value_scratch;
-  std::unique_ptr<render::RadixSortScratch> sort_scratch;
-  std::vector<std::uint32_t> cell_begin, cell_end;
-  std::vector<glm::vec2> pos, vel;  // snapshot in sorted order
-  std::vector<glm::vec2> steered;   // new velocity, in sorted order (written by steer)
-  std::vector<std::uint32_t> rank;  // by entity index: sorted position
+  float side = 1;
+  std::unique_ptr<swarm::Swarm<float>> swarm;
+  std::vector<glm::vec2> steered;  // new velocity, in the swarm's sorted order (steer)
 };
 struct FlockStats {
   glm::vec2 centroid{0.0f};
   float mean_speed = 0;
   std::vector<glm::vec3> partial;  // per chunk: sum x, sum y, sum speed
 };
-struct DrawState {
-  std::unique_ptr<render::RenderPrep> prep;
-  std::vector<render::Renderable> objects;
-  render::Camera camera;
-};
 
 constexpr std::uint32_t kMaxNeighbours = 24;
+constexpr std::uint32_t kMaxCandidates = 128;
 constexpr float kRadius = 2.0f;
-
-std::uint32_t cell_of(const FlockGrid& g, glm::vec2 p) {
-  const auto cx = std::min<std::uint32_t>(static_cast<std::uint32_t>(p.x / g.cell), g.cells_x - 1);
-  const auto cy = std::min<std::uint32_t>(static_cast<std::uint32_t>(p.y / g.cell), g.cells_x - 1);
-  return cy * g.cells_x + cx;
-}
 
 float wrap(float v, float side) {
   v = v - side * std::floor(v / side);
   return v >= side ? 0.0f : v;
 }
 
-// Separation, alignment and cohesion for the agent at sorted position k, from at most
-// kMaxNeighbours agents within kRadius in the 3 x 3 cells around it.
-glm::vec2 steer(const FlockGrid& g, std::uint32_t k) {
-  const glm::vec2 pos = g.pos[k];
-  const int cells = static_cast<int>(g.cells_x);
-  const int cx = std::min(static_cast<int>(pos.x / g.cell), cells - 1);
-  const int cy = std::min(static_cast<int>(pos.y / g.cell), cells - 1);
-  const float half = 0.5f * g.side;
-  glm::vec2 separation(0.0f), alignment(0.0f), cohesion(0.0f);
-  std::uint32_t found = 0;
-  // The 3 x 3 cells around the agent; on a grid narrower than 3 cells that would visit cells
-  // twice, so there every cell is visited once instead.
-  const int lo = cells >= 3 ? -1 : 0, hi = cells >= 3 ? 1 : cells - 1;
-  for (int dy = lo; dy <= hi; ++dy) {
-    const int y = cells >= 3 ? (cy + dy + cells) % cells : dy;
-    for (int dx = lo; dx <= hi; ++dx) {
-      const int x = cells >= 3 ? (cx + dx + cells) % cells : dx;
-      const auto c = static_cast<std::uint32_t>(y * cells + x);
-      for (std::uint32_t j = g.cell_begin[c]; j < g.cell_end[c]; ++j) {
-        glm::vec2 d = g.pos[j] - pos;
-        // Shortest way around the torus.
-        d.x = d.x > half ? d.x - g.side : (d.x < -half ? d.x + g.side : d.x);
-        d.y = d.y > half ? d.y - g.side : (d.y < -half ? d.y + g.side : d.y);
-        const float dist2 = d.x * d.x + d.y * d.y;
-        if (dist2 <= 1e-12f || dist2 > kRadius * kRadius) continue;
-        separation -= d / dist2;
-        alignment += g.vel[j];
-        cohesion += d;
-        if (++found == kMaxNeighbours) goto done;
-      }
-    }
-  }
-done:
-  glm::vec2 v = g.vel[k];
-  if (found > 0) {
-    const float inv = 1.0f / static_cast<float>(found);
-    v += 0.05f * separation + 0.05f * (alignment * inv - v) + 0.01f * cohesion * inv;
+// Separation, alignment and cohesion for the agent at sorted position k.
+glm::vec2 steer(const swarm::Swarm<float>& s, std::uint32_t k) {
+  const swarm::FlockSums<float> f = s.flock(k);
+  glm::vec2 v(s.vx()[k], s.vy()[k]);
+  if (f.count > 0) {
+    const float inv = 1.0f / static_cast<float>(f.count);
+    v += 0.05f * glm::vec2(f.separation_x, f.separation_y) +
+         0.05f * (glm::vec2(f.velocity_x, f.velocity_y) * inv - v) +
+         0.01f * glm::vec2(f.offset_x, f.offset_y) * inv;
   }
   const float speed = std::sqrt(v.x * v.x + v.y * v.y);
   if (speed > 2.0f) v *= 2.0f / speed;
@@ -152,31 +108,28 @@ void setup_boids(core::Engine& engine, const SceneParams& p) {
 
   FlockGrid& grid = world.set_resource<FlockGrid>();
   grid.side = std::max(4.0f, std::sqrt(static_cast<float>(n)));
-  grid.cells_x = std::max(1u, static_cast<std::uint32_t>(grid.side / kRadius));
-  grid.cell = grid.side / static_cast<float>(grid.cells_x);
-  grid.keys.resize(n);
-  grid.key_scratch.resize(n);
-  grid.values.resize(n);
-  grid.value_scratch.resize(n);
-  grid.sort_scratch = std::make_unique<render::RadixSortScratch>(256);
-  grid.cell_begin.resize(std::size_t{grid.cells_x} * grid.cells_x);
-  grid.cell_end.resize(grid.cell_begin.size());
-  grid.pos.resize(n);
-  grid.vel.resize(n);
+  swarm::Config<float> cfg;
+  cfg.max_agents = std::max(n, 1u);
+  cfg.max_x = cfg.max_y = grid.side;
+  cfg.cell_size = cfg.radius = kRadius;  // a torus: cells stretch to tile it
+  cfg.max_neighbours = kMaxNeighbours;
+  cfg.max_candidates = kMaxCandidates;
+  cfg.max_chunks = 256;
+  cfg.min_chunk_agents = 256;  // steering a boid costs ~0.2 us: 256 of them make a fair job
+  cfg.boundary = swarm::Boundary::Wrap;
+  grid.swarm = std::make_unique<swarm::Swarm<float>>(cfg);
+  SPINDLE_ASSERTF(grid.swarm->valid(), "boids: swarm config: %s", grid.swarm->error());
   grid.steered.resize(n);
-  grid.rank.resize(world.capacity());
   FlockStats& stats = world.set_resource<FlockStats>();
   stats.partial.resize(1024);
-  DrawState& draw = world.set_resource<DrawState>();
-  draw.prep = std::make_unique<render::RenderPrep>(n, 256, 512);
-  draw.objects.resize(n);
-  draw.camera.position = glm::vec3(grid.side * 0.5f, grid.side * 0.3f, grid.side * 0.9f);
-  draw.camera.target = glm::vec3(grid.side * 0.5f, grid.side * 0.5f, 0.0f);
-  draw.camera.up = glm::vec3(0, 0, 1);
-  draw.camera.fov_y_radians = 1.0f;
-  draw.camera.aspect = 4.0f / 3.0f;
-  draw.camera.near_plane = 0.1f;
-  draw.camera.far_plane = grid.side * 3.0f;
+  render::Camera camera;
+  camera.position = glm::vec3(grid.side * 0.5f, grid.side * 0.3f, grid.side * 0.9f);
+  camera.target = glm::vec3(grid.side * 0.5f, grid.side * 0.5f, 0.0f);
+  camera.up = glm::vec3(0, 0, 1);
+  camera.fov_y_radians = 1.0f;
+  camera.aspect = 4.0f / 3.0f;
+  camera.near_plane = 0.1f;
+  camera.far_plane = grid.side * 3.0f;
 
   for (std::uint32_t i = 0; i < n; ++i) {
     const core::Entity e = world.create();
@@ -187,65 +140,45 @@ void setup_boids(core::Engine& engine, const SceneParams& p) {
     world.add<core::WorldTransform>(e);
   }
 
-  engine.add_stage({.name = "grid",
-                    .phase = core::Phase::Gameplay,
-                    .access = core::Access{}.read<Agent>().write<FlockGrid>(),
-                    .run = [](core::StageContext& ctx) {
-                      FlockGrid& g = *ctx.world().resource<FlockGrid>();
-                      const auto* agents = ctx.world().storage<Agent>();
-                      const std::span<const Agent> a = agents->data();
-                      const std::span<const std::uint32_t> entity_of = agents->entities();
-                      const auto count = static_cast<std::uint32_t>(a.size());
-                      ctx.parallel_for(count, [&](std::uint32_t b, std::uint32_t e) {
-                        for (std::uint32_t i = b; i < e; ++i) {
-                          g.keys[i] = cell_of(g, a[i].pos);  // the sort is stable: index order
-                          g.values[i] = i;                   // within a cell is kept
-                        }
-                      });
-                      const std::span<std::uint64_t> keys(g.keys.data(), count);
-                      const std::span<std::uint32_t> values(g.values.data(), count);
-                      const bool sorted =
-                          render::radix_sort(ctx.jobs(), ctx.split(), *g.sort_scratch, keys, values,
-                                             std::span(g.key_scratch.data(), count),
-                                             std::span(g.value_scratch.data(), count), ctx.tag());
-                      SPINDLE_ASSERT(sorted, "boids: sort buffers sized for every agent");
-                      const auto cells = static_cast<std::uint32_t>(g.cell_begin.size());
-                      ctx.parallel_for(cells, [&](std::uint32_t b, std::uint32_t e) {
-                        for (std::uint32_t c = b; c < e; ++c) g.cell_begin[c] = g.cell_end[c] = 0;
-                      });
-                      ctx.parallel_for(count, [&](std::uint32_t b, std::uint32_t e) {
-                        for (std::uint32_t k = b; k < e; ++k) {
-                          const std::uint32_t agent = values[k];
-                          const auto cell = static_cast<std::uint32_t>(keys[k]);
-                          g.pos[k] = a[agent].pos;
-                          g.vel[k] = a[agent].vel;
-                          g.rank[entity_of[agent]] = k;
-                          if (k == 0 || keys[k - 1] != cell) g.cell_begin[cell] = k;
-                          if (k + 1 == count || keys[k + 1] != cell) g.cell_end[cell] = k + 1;
-                        }
-                      });
-                    }});
+  engine.add_stage(
+      {.name = "grid",
+       .phase = core::Phase::Gameplay,
+       .access = core::Access{}.read<Agent>().write<FlockGrid>(),
+       .run = [](core::StageContext& ctx) {
+         FlockGrid& g = *ctx.world().resource<FlockGrid>();
+         const std::span<const Agent> a = ctx.world().storage<Agent>()->data();
+         const bool built = g.swarm->build(
+             ctx.jobs(), ctx.split(), static_cast<std::uint32_t>(a.size()),
+             [a](std::uint32_t i) {
+               return swarm::Agent<float>{a[i].pos.x, a[i].pos.y, a[i].vel.x, a[i].vel.y, 0.0f};
+             },
+             ctx.tag());
+         SPINDLE_ASSERT(built, "boids: swarm sized for every agent");
+       }});
 
-  // Steering walks the agents in grid order (sorted by cell), so the neighbours it reads are
-  // close in memory to the ones the previous agent read, and writes its results in that order
-  // too: chunks write disjoint cache lines (writing the agents themselves, scattered in memory,
-  // made two workers fight over the same lines and doubled the stage's CPU time).
+  // Steering walks the agents in the swarm's sorted order (by cell), so the neighbours it reads
+  // are close in memory to the ones the previous agent read, and writes its results in that
+  // order too: chunks write disjoint cache lines (writing the agents themselves, scattered in
+  // memory, made two workers fight over the same lines and doubled the stage's CPU time).
   engine.add_stage({.name = "steer",
                     .phase = core::Phase::Gameplay,
                     .access = core::Access{}.write<FlockGrid>(),
                     .after = {"grid"},
                     .run = [](core::StageContext& ctx) {
                       FlockGrid& g = *ctx.world().resource<FlockGrid>();
-                      const auto count = ctx.world().storage<Agent>()->size();
-                      ctx.parallel_for(count, [&](std::uint32_t b, std::uint32_t e) {
-                        for (std::uint32_t k = b; k < e; ++k) g.steered[k] = steer(g, k);
-                      });
+                      g.swarm->find_neighbours(ctx.jobs(), ctx.split(), ctx.tag());
+                      g.swarm->for_each_range(ctx.jobs(), ctx.split(), {"boids_steer", ctx.tag()},
+                                              [&g](std::uint32_t b, std::uint32_t e) {
+                                                for (std::uint32_t k = b; k < e; ++k)
+                                                  g.steered[k] = steer(*g.swarm, k);
+                                              });
                     }});
   engine.add_system<Agent, core::Transform>(
       "integrate",
       [](core::StageContext& ctx, core::Entity e, Agent& a, core::Transform& t) {
         const FlockGrid& g = *ctx.world().resource<FlockGrid>();
-        a.vel = g.steered[g.rank[e.index]];
+        const std::uint32_t agent = ctx.world().storage<Agent>()->dense_index(e.index);
+        a.vel = g.steered[g.swarm->rank()[agent]];
         a.pos = glm::vec2(wrap(a.pos.x + a.vel.x * ctx.dt() * 4.0f, g.side),
                           wrap(a.pos.y + a.vel.y * ctx.dt() * 4.0f, g.side));
         t.set_translation(glm::vec3(a.pos, 0.0f));
@@ -278,28 +211,140 @@ void setup_boids(core::Engine& engine, const SceneParams& p) {
                       s.centroid = glm::vec2(total) * inv;
                       s.mean_speed = total.z * inv;
                     }});
-  engine.add_stage({.name = "render_prep",
-                    .phase = core::Phase::RenderPrep,
-                    .access = core::Access{}.read<core::WorldTransform>().write<DrawState>(),
+  add_render_prep_stage(engine, n, camera, 0.5f);
+}
+
+// --- swarm -------------------------------------------------------------------------------------
+//
+// N circles (radius 0.35) at one per unit area in a bounded square of side sqrt(N), each
+// seeking one of 8 attractors that circle the centre, pushed apart where they overlap. A third
+// start in tight crowds around the attractors and the rest join them, so the neighbour and
+// candidate caps bite from the first frame: the frame cost stays linear in N whatever the
+// crowding. Each step:
+//   swarm_index       spindle::swarm build: Morton keys, parallel radix sort, cell table
+//   swarm_neighbours  at most 16 neighbours within 1.0 per agent, at most 64 examined
+//   swarm_resolve     overlap pushes (Jacobi) and seeking, new position and velocity in sorted
+//                     order
+//   swarm_integrate   each agent takes its new state (a system over the agents)
+struct SwarmAgent {
+  glm::vec2 pos{0.0f};
+  glm::vec2 vel{0.0f};
+  std::uint32_t group = 0;
+};
+
+// Built by swarm_index, queried by swarm_neighbours and swarm_resolve, read by swarm_integrate.
+struct SwarmState {
+  float side = 1;
+  std::unique_ptr<swarm::Swarm<float>> swarm;
+  std::vector<glm::vec2> pos, vel;  // next state, in the swarm's sorted order
+};
+
+constexpr std::uint32_t kSwarmGroups = 8;
+constexpr float kSwarmAgentRadius = 0.35f;
+constexpr float kSwarmSpeed = 6.0f;
+
+glm::vec2 attractor(float side, std::uint32_t group, std::uint64_t tick) {
+  const float angle = 6.2831853f * static_cast<float>(group) / kSwarmGroups +
+                      0.002f * static_cast<float>(tick % 3142);
+  return glm::vec2(0.5f * side) + 0.3f * side * glm::vec2(std::cos(angle), std::sin(angle));
+}
+
+void setup_swarm(core::Engine& engine, const SceneParams& p) {
+  core::World& world = engine.world();
+  world.register_component<SwarmAgent>("swarm_agent");
+  const std::uint32_t n = p.objects;
+  SwarmState& state = world.set_resource<SwarmState>();
+  state.side = std::max(4.0f, std::sqrt(static_cast<float>(n)));
+  swarm::Config<float> cfg;
+  cfg.max_agents = std::max(n, 1u);
+  cfg.max_x = cfg.max_y = state.side;
+  cfg.cell_size = cfg.radius = 1.0f;  // >= twice the agent radius: every overlap is seen
+  cfg.max_neighbours = 16;
+  cfg.max_candidates = 64;
+  cfg.max_chunks = 256;
+  cfg.boundary = swarm::Boundary::Clamp;
+  state.swarm = std::make_unique<swarm::Swarm<float>>(cfg);
+  SPINDLE_ASSERTF(state.swarm->valid(), "swarm: config: %s", state.swarm->error());
+  state.pos.resize(n);
+  state.vel.resize(n);
+
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const core::Entity e = world.create();
+    const auto group = static_cast<std::uint32_t>(unit(p.seed, i, 3) * kSwarmGroups);
+    glm::vec2 pos = glm::vec2(unit(p.seed, i, 0), unit(p.seed, i, 1)) * state.side;
+    if (i % 3 == 0) {  // a crowd around the attractor
+      const float angle = unit(p.seed, i, 4) * 6.2831853f;
+      const float r = 0.02f * state.side * unit(p.seed, i, 5);
+      pos = attractor(state.side, group, 0) + r * glm::vec2(std::cos(angle), std::sin(angle));
+    }
+    world.add<SwarmAgent>(e, SwarmAgent{pos, glm::vec2(0.0f), group});
+  }
+
+  engine.add_stage({.name = "swarm_index",
+                    .phase = core::Phase::Physics,
+                    .access = core::Access{}.read<SwarmAgent>().write<SwarmState>(),
                     .run = [](core::StageContext& ctx) {
-                      DrawState& d = *ctx.world().resource<DrawState>();
-                      const auto* worlds = ctx.world().storage<core::WorldTransform>();
-                      const std::span<const core::WorldTransform> w = worlds->data();
-                      const auto count = static_cast<std::uint32_t>(w.size());
-                      ctx.parallel_for(count, [&](std::uint32_t b, std::uint32_t e) {
-                        for (std::uint32_t i = b; i < e; ++i) {
-                          render::Renderable& r = d.objects[i];
-                          r.center = glm::vec3(w[i].matrix[3]);
-                          r.radius = 0.5f;
-                          r.material = i % 7;
-                          r.mesh = i % 3;
-                          r.layer = 0;
-                          r.translucent = (i % 16) == 0;
-                        }
-                      });
-                      d.prep->prepare(ctx.jobs(), d.camera, std::span(d.objects.data(), count),
-                                      ctx.split(), ctx.tag());
+                      SwarmState& st = *ctx.world().resource<SwarmState>();
+                      const std::span<const SwarmAgent> a =
+                          ctx.world().storage<SwarmAgent>()->data();
+                      const bool built = st.swarm->build(
+                          ctx.jobs(), ctx.split(), static_cast<std::uint32_t>(a.size()),
+                          [a](std::uint32_t i) {
+                            return swarm::Agent<float>{a[i].pos.x, a[i].pos.y, a[i].vel.x,
+                                                       a[i].vel.y, kSwarmAgentRadius};
+                          },
+                          ctx.tag());
+                      SPINDLE_ASSERT(built, "swarm: sized for every agent");
                     }});
+  engine.add_stage({.name = "swarm_neighbours",
+                    .phase = core::Phase::Physics,
+                    .access = core::Access{}.write<SwarmState>(),
+                    .after = {"swarm_index"},
+                    .run = [](core::StageContext& ctx) {
+                      SwarmState& st = *ctx.world().resource<SwarmState>();
+                      st.swarm->find_neighbours(ctx.jobs(), ctx.split(), ctx.tag());
+                    }});
+  engine.add_stage(
+      {.name = "swarm_resolve",
+       .phase = core::Phase::Physics,
+       .access = core::Access{}.read<SwarmAgent>().write<SwarmState>(),
+       .after = {"swarm_neighbours"},
+       .run = [](core::StageContext& ctx) {
+         SwarmState& st = *ctx.world().resource<SwarmState>();
+         const swarm::Swarm<float>& s = *st.swarm;
+         st.swarm->resolve_overlaps(ctx.jobs(), ctx.split(), 0.8f, ctx.tag());
+         const std::span<const SwarmAgent> agents = ctx.world().storage<SwarmAgent>()->data();
+         const float dt = ctx.dt();
+         glm::vec2 targets[kSwarmGroups];
+         for (std::uint32_t g = 0; g < kSwarmGroups; ++g)
+           targets[g] = attractor(st.side, g, ctx.tick());
+         s.for_each_range(
+             ctx.jobs(), ctx.split(), {"swarm_seek", ctx.tag()},
+             [&](std::uint32_t b, std::uint32_t e) {
+               const float hi = st.side - 1e-3f;
+               for (std::uint32_t k = b; k < e; ++k) {
+                 const glm::vec2 pos(s.x()[k], s.y()[k]);
+                 const glm::vec2 vel(s.vx()[k], s.vy()[k]);
+                 const glm::vec2 to = targets[agents[s.order()[k]].group] - pos;
+                 const float d = std::sqrt(to.x * to.x + to.y * to.y);
+                 const glm::vec2 want = d > 1e-4f ? to * (kSwarmSpeed / d) : glm::vec2(0.0f);
+                 const glm::vec2 v = vel + 0.1f * (want - vel);
+                 const glm::vec2 next = pos + v * dt + glm::vec2(s.push_x()[k], s.push_y()[k]);
+                 st.pos[k] = glm::clamp(next, glm::vec2(0.0f), glm::vec2(hi));
+                 st.vel[k] = v;
+               }
+             });
+       }});
+  engine.add_system<SwarmAgent>(
+      "swarm_integrate",
+      [](core::StageContext& ctx, core::Entity e, SwarmAgent& a) {
+        const SwarmState& st = *ctx.world().resource<SwarmState>();
+        const std::uint32_t k =
+            st.swarm->rank()[ctx.world().storage<SwarmAgent>()->dense_index(e.index)];
+        a.pos = st.pos[k];
+        a.vel = st.vel[k];
+      },
+      core::Phase::Physics, {"swarm_resolve"}, core::Access{}.read<SwarmState>());
 }
 
 // --- imbalanced --------------------------------------------------------------------------------
@@ -395,6 +440,10 @@ void register_builtin_scenes() {
       {"boids",
        "steering agents: grid + radix sort neighbour queries, transforms, culling, draw-list sort",
        setup_boids, nullptr});
+  register_scene({"swarm",
+                  "colliding agents (10k-200k): spindle::swarm index, bounded neighbour queries, "
+                  "overlap resolution, seeking",
+                  setup_swarm, nullptr});
   register_scene({"imbalanced", "independent stages of very different cost (serial, skewed, light)",
                   setup_imbalanced, nullptr});
   register_physics_scenes();

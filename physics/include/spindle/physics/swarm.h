@@ -1,6 +1,8 @@
 // The swarm collision system: neighbour queries, overlap resolution and boids-style steering
-// for tens of thousands of simple agents (circles in 2D), fully data-parallel, deterministic and
-// allocation-free per frame. Header-only; templates over the scalar type.
+// for tens of thousands of simple agents (circles or axis-aligned boxes in 2D), fully
+// data-parallel, deterministic and allocation-free per frame. Header-only; templates over the
+// scalar type. What Bullet cannot scale to (DESIGN.md, "Physics"); also the tiny-target
+// profile's collision system.
 //
 // Usage:
 //
@@ -11,10 +13,12 @@
 //   cfg.radius = 1.0f;                           // neighbour query radius
 //   cfg.max_neighbours = 16;                     // k: neighbours kept per agent
 //   cfg.max_candidates = 64;                     // M: agents examined per agent
-//   cfg.boundary = spindle::swarm::Boundary::Clamp;
+//   cfg.boundary = spindle::swarm::Boundary::Clamp;   // or Wrap (a torus)
+//   cfg.shape = spindle::swarm::Shape::Circle;        // or Aabb (radius = half width)
 //   spindle::swarm::Swarm<float> swarm(cfg);     // swarm.valid(), else swarm.error()
 //   ...every frame:
-//   swarm.build(jobs, chunks, {x, y, vx, vy, radius}, tag);   // spans in your agent order
+//   swarm.build(jobs, chunks, {x, y, vx, vy, radius}, tag);   // spans in your agent order, or
+//   swarm.build(jobs, chunks, n, [&](std::uint32_t i) { return Agent<float>{...}; }, tag);
 //   swarm.find_neighbours(jobs, chunks, tag);
 //   swarm.resolve_overlaps(jobs, chunks, 1.0f, tag);          // push_x()/push_y(), sorted order
 //   for (std::uint32_t k = 0; k < swarm.count(); ++k) {       // or swarm.for_each_range()
@@ -47,14 +51,21 @@
 //                    once max_neighbours were found. Kept: agents j != self with
 //                    |p_j - p_self|^2 <= radius^2, i.e. the FIRST max_neighbours accepted in
 //                    that scan order among the first max_candidates examined. Written as sorted
-//                    positions into a fixed [max_agents x max_neighbours] table, row = sorted
-//                    position. Exact (every agent within radius, none missed) whenever neither
-//                    cap is reached and radius <= cell_size; stats() counts the agents that hit
-//                    a cap.
+//                    positions into a table fixed at max_agents x max_neighbours entries, each
+//                    chunk packing its agents' lists back to back inside its own part (so
+//                    chunks never share a line and only found neighbours cost bandwidth). Exact
+//                    (every agent within radius, none missed) whenever neither cap is reached and
+//                    radius <= cell_size; stats() counts the agents that hit a cap. Fast path:
+//                    sorted order visits a cell's agents one after another, so the candidate list
+//                    (sorted positions, in scan order) is built once per cell, each of the nine
+//                    cells as one fixed 8-wide store when it holds up to 8 agents; then one loop of
+//                    squared-distance tests with a branch-free append. Nine short loops per agent
+//                    instead cost twice as much (their exits are mispredicted).
 //   resolve_overlaps Jacobi style: each agent sums its own push from its neighbour list,
 //                    reading only this frame's sorted snapshot, writing only its own slot. Two
 //                    circles overlap when distance < r_i + r_j, so the query radius must be at
-//                    least twice the largest agent radius for every overlap to be seen.
+//                    least twice the largest agent radius for every overlap to be seen (boxes:
+//                    the diagonal of the summed half extents).
 //   flock(k)         sums for separation, alignment and cohesion over agent k's neighbours.
 //
 // Worst case, and what bounds it. A frame costs O(n + T + n * min(M, 9 * per_cell)) where
@@ -64,6 +75,11 @@
 // neighbours at most M distance tests and max_neighbours writes per agent, and resolve/flock at
 // most max_neighbours reads per agent. So all n agents piled into one cell cost n * M, not n^2:
 // time is linear in n with a constant fixed by the configuration, whatever the positions.
+//
+// Why a dense table and not hashed buckets: the world is bounded (Clamp) or periodic (Wrap), so
+// the Morton range is known at construction; a dense table has no collisions to resolve (a hash
+// would put far-apart cells in one bucket and make the scan cost depend on the positions) and
+// needs no per-frame clearing.
 //
 // Boundary. Clamp: positions outside the bounds go to the nearest edge cell (the query stays
 // exact; edge cells just get crowded, which M caps). Wrap: a torus; cell coordinates wrap and
@@ -77,6 +93,10 @@
 // chunk count, job mode and worker count. `chunks` is clamped to [1, max_chunks] and to one
 // chunk per min_chunk_agents agents (a job should be worth a few thousand cycles).
 // Per-chunk counters live in their own cache lines. Nothing is allocated after construction.
+//
+// Memory, all at construction: per agent 2 x 8 (keys) + 3 x 4 (order, its scratch, rank) +
+// 8 x sizeof(S) (snapshot, pushes) + 8 (count, offset) + 4 x max_neighbours bytes; plus 4 bytes per
+// Morton code and 8 KiB per chunk (radix histograms). 100,000 float agents, k = 16: 13 MB.
 //
 // Scalar type. The core paths use only +, -, *, /, comparisons and ScalarTraits<S>
 // (from_int, floor_to_int, sqrt): a fixed-point type only needs a ScalarTraits specialisation.
@@ -121,6 +141,9 @@ template <>
 struct ScalarTraits<double> : FloatScalarTraits<double> {};
 
 enum class Boundary : std::uint8_t { Clamp, Wrap };
+// What resolve_overlaps() pushes apart: circles of radius r, or axis-aligned boxes of half
+// extents (r, half_height).
+enum class Shape : std::uint8_t { Circle, Aabb };
 
 template <class S>
 struct Config {
@@ -142,15 +165,17 @@ struct Config {
   std::uint32_t max_chunks = 64;
   std::uint32_t min_chunk_agents = 1024;
   Boundary boundary = Boundary::Clamp;
+  Shape shape = Shape::Circle;
 };
 
-// What build() reads, in the caller's agent order. x and y are required; vx, vy and radius may
-// be empty (then zero in the sorted copies).
+// What build() reads, in the caller's agent order. x and y are required; the others may be
+// empty (then zero in the sorted copies; an empty half_height copies the radius).
 template <class S>
 struct AgentSpans {
   std::span<const S> x, y;
   std::span<const S> vx{}, vy{};
-  std::span<const S> radius{};
+  std::span<const S> radius{};       // circle radius, or a box's half width
+  std::span<const S> half_height{};  // a box's half height (Shape::Aabb)
 };
 
 // One agent as a build() source functor returns it: src(i) -> Agent<S>.
@@ -158,7 +183,8 @@ template <class S>
 struct Agent {
   S x = ScalarTraits<S>::from_int(0), y = ScalarTraits<S>::from_int(0);
   S vx = ScalarTraits<S>::from_int(0), vy = ScalarTraits<S>::from_int(0);
-  S radius = ScalarTraits<S>::from_int(0);
+  S radius = ScalarTraits<S>::from_int(0);       // circle radius, or a box's half width
+  S half_height = ScalarTraits<S>::from_int(0);  // a box's half height (Shape::Aabb)
 };
 
 // Sums over one agent's neighbours, for boids-style steering. d = p_neighbour - p_agent (the
@@ -208,9 +234,11 @@ class Swarm {
     vx_.resize(n);
     vy_.resize(n);
     r_.resize(n);
+    h_.resize(n);
     push_x_.resize(n);
     push_y_.resize(n);
     counts_.resize(n);
+    offsets_.resize(n);
     neighbours_.resize(n * config_.max_neighbours);
     cell_start_.resize(std::size_t{table_size_} + 1);
     chunk_stats_.resize(config_.max_chunks);
@@ -276,6 +304,7 @@ class Swarm {
         vx_[k] = a.vx;
         vy_[k] = a.vy;
         r_[k] = a.radius;
+        h_[k] = a.half_height;
         rank_[agent] = static_cast<std::uint32_t>(k);
         // Codes in (previous key, this key] start here.
         const std::uint64_t first = k == 0 ? 0 : keys_[k - 1] + 1;
@@ -297,7 +326,8 @@ class Swarm {
              std::uint16_t tag = 0) {
     const auto n = static_cast<std::uint32_t>(a.x.size());
     if (a.y.size() != a.x.size() || !(a.vx.empty() || a.vx.size() == n) ||
-        !(a.vy.empty() || a.vy.size() == n) || !(a.radius.empty() || a.radius.size() == n)) {
+        !(a.vy.empty() || a.vy.size() == n) || !(a.radius.empty() || a.radius.size() == n) ||
+        !(a.half_height.empty() || a.half_height.size() == n)) {
       count_ = 0;
       stats_ = Stats{};
       stats_.rejected = n;
@@ -307,8 +337,13 @@ class Swarm {
         jobs, chunks, n,
         [&a](std::uint32_t i) {
           const S zero = Traits::from_int(0);
-          return Agent<S>{a.x[i], a.y[i], a.vx.empty() ? zero : a.vx[i],
-                          a.vy.empty() ? zero : a.vy[i], a.radius.empty() ? zero : a.radius[i]};
+          const S r = a.radius.empty() ? zero : a.radius[i];
+          return Agent<S>{a.x[i],
+                          a.y[i],
+                          a.vx.empty() ? zero : a.vx[i],
+                          a.vy.empty() ? zero : a.vy[i],
+                          r,
+                          a.half_height.empty() ? r : a.half_height[i]};
         },
         tag);
   }
@@ -328,17 +363,23 @@ class Swarm {
       // order visits a cell's agents together), not once per agent.
       CandidateList list;
       std::uint64_t listed_key = ~std::uint64_t{0};
+      // The chunk packs its agents' lists one after another into its own part of the table
+      // (room for k_max per agent): 4 bytes written per neighbour instead of a 64-byte row
+      // per agent, which made two cores share the memory bus rather than the work.
+      std::size_t out = r.begin * k_max;
       for (std::size_t k = r.begin; k < r.end; ++k) {
         if (keys_[k] != listed_key) {
           listed_key = keys_[k];
           list_candidates(cell_of(x_[k], y_[k]), list);
         }
         const auto self = static_cast<std::uint32_t>(k);
-        std::uint32_t* row = neighbours_.data() + k * k_max;
+        std::uint32_t* row = neighbours_.data() + out;  // out <= k * k_max: room for k_max
         const std::uint32_t found =
             wrap ? test_candidates<true>(x_[k], y_[k], self, list, row, k_max)
                  : test_candidates<false>(x_[k], y_[k], self, list, row, k_max);
+        offsets_[k] = static_cast<std::uint32_t>(out);
         counts_[k] = found;
+        out += found;
         s.neighbour_capped += found == k_max ? 1u : 0u;
         s.candidate_capped += list.truncated && found < k_max ? 1u : 0u;
         s.max_scanned = std::max(s.max_scanned, list.size);
@@ -366,22 +407,38 @@ class Swarm {
                : test_candidates<false>(x, y, ~0u, list, out.data(), k_max);
   }
 
-  // Overlap push per agent (sorted order) into push_x()/push_y(): for every neighbour j with
-  // distance d < r_k + r_j, (r_k + r_j - d) * stiffness / 2 away from j (coincident agents:
-  // along -x for the lower sorted position, +x for the higher). Adding the push to the
-  // positions moves each overlapping pair apart by stiffness times its overlap when both see
-  // each other. Jobs "swarm_resolve".
+  // Overlap push per agent (sorted order) into push_x()/push_y(), summed over its neighbours
+  // in list order. Circles: for a neighbour j at distance d < r_k + r_j, (r_k + r_j - d) *
+  // stiffness / 2 away from j. Boxes (Shape::Aabb): where both axes overlap, along the axis of
+  // least overlap, that overlap * stiffness / 2 away from j (no square root: fixed-point
+  // friendly). Coincident agents (or centres level on the push axis) go -x / -y for the lower
+  // sorted position, + for the higher. Adding the pushes to the positions moves each
+  // overlapping pair apart by stiffness times its overlap when both see each other. Overlaps
+  // are only seen between neighbours: the query radius must reach r_k + r_j (circles) or the
+  // diagonal of the summed half extents (boxes). Jobs "swarm_resolve".
   void resolve_overlaps(jobs::JobSystem& jobs, std::uint32_t chunks, S stiffness,
                         std::uint16_t tag = 0) {
     const S half = stiffness / Traits::from_int(2);
     const S zero = Traits::from_int(0);
+    const bool boxes = config_.shape == Shape::Aabb;
     for_each_range(jobs, chunks, {"swarm_resolve", tag}, [&](std::uint32_t b, std::uint32_t e) {
       for (std::uint32_t k = b; k < e; ++k) {
         S sx = zero, sy = zero;
-        const S px = x_[k], py = y_[k], rk = r_[k];
+        const S px = x_[k], py = y_[k], rk = r_[k], hk = h_[k];
         for (const std::uint32_t j : neighbours(k)) {
           S dx = x_[j] - px, dy = y_[j] - py;
           wrap_offset(dx, dy);
+          const S sign = k < j ? -half : half;  // away from j when level
+          if (boxes) {
+            const S ox = rk + r_[j] - (dx < zero ? -dx : dx);
+            const S oy = hk + h_[j] - (dy < zero ? -dy : dy);
+            if (!(ox > zero) || !(oy > zero)) continue;
+            if (ox <= oy)
+              sx = sx + (dx > zero ? -ox * half : dx < zero ? ox * half : ox * sign);
+            else
+              sy = sy + (dy > zero ? -oy * half : dy < zero ? oy * half : oy * sign);
+            continue;
+          }
           const S d2 = dx * dx + dy * dy;
           const S rr = rk + r_[j];
           if (!(d2 < rr * rr)) continue;
@@ -391,7 +448,7 @@ class Swarm {
             sx = sx - dx * f;
             sy = sy - dy * f;
           } else {
-            sx = k < j ? sx - rr * half : sx + rr * half;
+            sx = sx + rr * sign;
           }
         }
         push_x_[k] = sx;
@@ -446,6 +503,7 @@ class Swarm {
   std::span<const S> vx() const { return {vx_.data(), count_}; }
   std::span<const S> vy() const { return {vy_.data(), count_}; }
   std::span<const S> radius() const { return {r_.data(), count_}; }
+  std::span<const S> half_height() const { return {h_.data(), count_}; }
   // Sorted positions [begin, end) of the agents in a cell.
   std::pair<std::uint32_t, std::uint32_t> cell_range(CellCoord c) const {
     const std::uint32_t code = morton(c);
@@ -453,7 +511,7 @@ class Swarm {
   }
   // Of the last find_neighbours(): agent k's neighbours as sorted positions, in scan order.
   std::span<const std::uint32_t> neighbours(std::uint32_t k) const {
-    return {neighbours_.data() + std::size_t{k} * config_.max_neighbours, counts_[k]};
+    return {neighbours_.data() + offsets_[k], counts_[k]};
   }
   // Of the last resolve_overlaps().
   std::span<const S> push_x() const { return {push_x_.data(), count_}; }
@@ -653,10 +711,13 @@ class Swarm {
   std::vector<std::uint32_t> order_, order_tmp_;    // sorted position -> agent
   std::vector<std::uint32_t> rank_;                 // agent -> sorted position
   std::vector<std::uint32_t> cell_start_;           // Morton code -> first sorted position
-  std::vector<S> x_, y_, vx_, vy_, r_;              // sorted snapshot
+  std::vector<S> x_, y_, vx_, vy_, r_, h_;          // sorted snapshot
   std::vector<S> push_x_, push_y_;
-  std::vector<std::uint32_t> counts_;      // neighbours found, per sorted position
-  std::vector<std::uint32_t> neighbours_;  // [max_agents x max_neighbours]
+  std::vector<std::uint32_t> counts_;   // neighbours found, per sorted position
+  std::vector<std::uint32_t> offsets_;  // where they start in neighbours_
+  // Room for max_neighbours per agent; each chunk packs its agents' lists from its first
+  // agent's row on (so the layout depends on the chunking, the lists do not).
+  std::vector<std::uint32_t> neighbours_;
   std::vector<ChunkStats> chunk_stats_;
   std::unique_ptr<core::RadixSortScratch> sort_scratch_;
 };

@@ -1,0 +1,115 @@
+// Helpers shared by the swarm tests: job systems in every mode this build has, random agents
+// (uniform, clustered, with duplicates), and a hash of everything a swarm frame outputs.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "spindle/jobs/job_system.h"
+#include "spindle/physics/swarm.h"
+
+namespace spindle::swarm::test {
+
+inline std::vector<jobs::Mode> own_modes() {
+  return {jobs::Mode::Single, jobs::Mode::Static, jobs::Mode::Dynamic};
+}
+
+inline std::string mode_name(const ::testing::TestParamInfo<jobs::Mode>& info) {
+  return jobs::to_string(info.param);
+}
+
+inline jobs::Config config_for(jobs::Mode mode, std::uint32_t workers = 2) {
+  jobs::Config cfg;
+  cfg.workers = workers;
+  cfg.mode = mode;
+  cfg.pin_workers = false;
+  cfg.pin_main_thread = false;
+  return cfg;
+}
+
+#define SPINDLE_REQUIRE_MODE(mode)            \
+  if (!::spindle::jobs::mode_available(mode)) \
+  GTEST_SKIP() << "mode " << ::spindle::jobs::to_string(mode) << " not in this build"
+
+struct Agents {
+  std::vector<float> x, y, vx, vy, radius, half_height;
+  AgentSpans<float> spans() const { return {x, y, vx, vy, radius, half_height}; }
+  std::size_t size() const { return x.size(); }
+};
+
+// n agents in [lo, hi)^2: `clustered` puts most of them in a few tight blobs (some exactly on
+// top of each other), so cells overflow the neighbour and candidate caps.
+inline Agents random_agents(std::size_t n, float lo, float hi, std::uint32_t seed, bool clustered) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> pos(lo, hi);
+  std::uniform_real_distribution<float> vel(-1.0f, 1.0f);
+  std::uniform_real_distribution<float> rad(0.1f, 0.45f);
+  std::normal_distribution<float> blob(0.0f, 0.3f);
+  Agents a;
+  float cx[4], cy[4];
+  for (int b = 0; b < 4; ++b) {
+    cx[b] = pos(rng);
+    cy[b] = pos(rng);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    float x = pos(rng), y = pos(rng);
+    if (clustered && rng() % 4 != 0) {
+      const std::uint32_t b = rng() % 4;
+      x = std::clamp(cx[b] + blob(rng), lo, std::nextafter(hi, lo));
+      y = std::clamp(cy[b] + blob(rng), lo, std::nextafter(hi, lo));
+      if (rng() % 16 == 0 && i > 0) {  // an exact duplicate of the previous agent
+        x = a.x.back();
+        y = a.y.back();
+      }
+    }
+    a.x.push_back(x);
+    a.y.push_back(y);
+    a.vx.push_back(vel(rng));
+    a.vy.push_back(vel(rng));
+    a.radius.push_back(rad(rng));
+  }
+  return a;
+}
+
+inline std::uint64_t fnv(std::uint64_t h, const void* data, std::size_t bytes) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+template <class T>
+std::uint64_t fnv(std::uint64_t h, std::span<const T> s) {
+  return fnv(h, s.data(), s.size_bytes());
+}
+
+// Every output of a frame, bit for bit: order, rank, snapshot, neighbours, pushes, flock sums,
+// stats.
+template <class S>
+std::uint64_t frame_hash(const Swarm<S>& s) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  h = fnv(h, s.order());
+  h = fnv(h, s.rank());
+  h = fnv(h, s.x());
+  h = fnv(h, s.y());
+  h = fnv(h, s.push_x());
+  h = fnv(h, s.push_y());
+  for (std::uint32_t k = 0; k < s.count(); ++k) {
+    h = fnv(h, s.neighbours(k));
+    const FlockSums<S> f = s.flock(k);
+    const S sums[] = {f.separation_x, f.separation_y, f.velocity_x,
+                      f.velocity_y,   f.offset_x,     f.offset_y};
+    h = fnv(h, sums, sizeof sums);
+    h = fnv(h, &f.count, sizeof f.count);
+  }
+  const Stats st = s.stats();
+  return fnv(h, &st, sizeof st);
+}
+
+}  // namespace spindle::swarm::test
