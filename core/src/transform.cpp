@@ -7,12 +7,7 @@
 namespace spindle::core {
 
 glm::mat4 Transform::local_matrix() const {
-  glm::mat4 m = glm::mat4_cast(rotation_);
-  m[0] *= scale_.x;
-  m[1] *= scale_.y;
-  m[2] *= scale_.z;
-  m[3] = glm::vec4(translation_, 1.0f);
-  return m;
+  return compose_trs(translation_, rotation_, scale_);
 }
 
 void TransformPlugin::build(Engine& engine) {

@@ -96,6 +96,16 @@ struct WorldTransform {
 
 // Where to draw an entity between two simulation steps: alpha 0 is the previous step, 1 the
 // current one (StageContext::alpha() in presentation stages).
+// T * R * S as one matrix (what Transform::local_matrix() and animation joints use).
+inline glm::mat4 compose_trs(glm::vec3 t, glm::quat r, glm::vec3 s) {
+  glm::mat4 m = glm::mat4_cast(r);
+  m[0] *= s.x;
+  m[1] *= s.y;
+  m[2] *= s.z;
+  m[3] = glm::vec4(t, 1.0f);
+  return m;
+}
+
 inline glm::vec3 interpolated_translation(const WorldTransform& w, float alpha) {
   return w.previous_translation + (glm::vec3(w.matrix[3]) - w.previous_translation) * alpha;
 }

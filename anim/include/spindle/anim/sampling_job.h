@@ -1,0 +1,70 @@
+// SamplingJob: evaluates a clip at a time into a local pose (one JointTransform per joint).
+//
+// Usage:
+//
+//   spindle::anim::SamplingCache cache(clip.joint_count());   // one per character and clip
+//   std::vector<spindle::anim::JointTransform> local(clip.joint_count());
+//   spindle::anim::SamplingJob job{.clip = &clip, .time = t, .cache = &cache, .output = local};
+//   if (spindle::core::Status s = job.run(); !s) report(s.message());
+//
+// Interpolation: translation and scale lerp; rotation is a normalised lerp (nlerp) taken along the
+// shortest path (the second key is negated when dot(a, b) < 0). nlerp is not constant-speed
+// like slerp, but between keys a few frames apart the difference is far below what shows, and it
+// is cheaper and commutative when blending.
+//
+// The cache keeps one cursor per track (the key at or before the last sampled time). When time
+// moves forward the cursors step ahead a key or two, so steady playback never searches; when time
+// goes backwards, the clip changes, or the time jumps over many keys, the cursor is found again by
+// binary search. Either way the result is bit-identical to sampling with a fresh cache.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <spindle/anim/clip.h>
+#include <spindle/anim/skeleton.h>
+#include <spindle/core/result.h>
+
+namespace spindle::anim {
+
+class SamplingCache {
+ public:
+  SamplingCache() = default;
+  explicit SamplingCache(int joint_count) { resize(joint_count); }
+
+  // Allocates room for a clip of up to joint_count joints; do this at set-up, not per frame.
+  void resize(int joint_count);
+  // Forget the cursors (the next sample searches); needed if a clip is destroyed and another is
+  // created at the same address.
+  void invalidate() { clip_ = nullptr; }
+  int joint_capacity() const { return static_cast<int>(cursors_.size() / 3); }
+
+  // Binary searches done so far (one per track that could not step forward); for tests and stats.
+  std::uint64_t searches() const { return searches_; }
+
+ private:
+  friend struct SamplingJob;
+  // [3 * joint + 0 / 1 / 2]: translation / rotation / scale cursor.
+  std::vector<std::uint32_t> cursors_;
+  const Clip* clip_ = nullptr;
+  float time_ = 0.0f;
+  std::uint64_t searches_ = 0;
+};
+
+struct SamplingJob {
+  // The clip to sample; must outlive the job.
+  const Clip* clip = nullptr;
+  // Seconds from the clip start; clamped to the keys of each track.
+  float time = 0.0f;
+  // Per-character cursor cache with joint_capacity() >= clip->joint_count(); updated by run().
+  SamplingCache* cache = nullptr;
+  // Local pose, exactly clip->joint_count() joints; written by run().
+  std::span<JointTransform> output{};
+
+  core::Status validate() const;
+  // Validates, then samples. The job is const; the cache is the only state it changes.
+  core::Status run() const;
+};
+
+}  // namespace spindle::anim

@@ -1,0 +1,76 @@
+// SkinningJob: linear blend skinning of positions and (optionally) normals, up to 4 joints per
+// vertex, over any range of vertices (split a mesh into batches and run one job per batch).
+//
+// Usage:
+//
+//   spindle::anim::SkinningJob job;
+//   job.palette = palette;                            // PaletteJob output
+//   job.joint_indices = mesh.joints;                  // 4 per vertex
+//   job.joint_weights = mesh.weights;                 // 4 per vertex, summing to 1
+//   job.in_positions = {mesh.px, mesh.py, mesh.pz};
+//   job.in_normals = {mesh.nx, mesh.ny, mesh.nz};     // leave empty to skip normals
+//   job.out_positions = {out.px, out.py, out.pz};
+//   job.out_normals = {out.nx, out.ny, out.nz};
+//   if (spindle::core::Status s = job.run(); !s) report(s.message());
+//
+// Formula: M = sum_k w_k * palette[j_k]; p' = M * (p, 1); n' = upper 3x3 of M * n, then
+// normalised if normalize_normals. Using the 3x3 for normals assumes the palette is rigid or
+// uniformly scaled (no inverse transpose); unused influences have weight 0 (any valid index).
+//
+// Layout: positions and normals are SoA (separate x, y, z float arrays) so reads and writes are
+// unit-stride streams the compiler can vectorise and a batch is just a sub-span of each array.
+// Influences are 4-wide groups per vertex (indices uint16_t, weights float): one vertex's four
+// weights are one 16-byte load and the gather of palette rows stays per vertex. The inner work
+// per vertex is blending four 4x4 matrices, 16 contiguous floats each, which the compiler turns
+// into packed multiply-adds, and transforming the position and normal with the blended matrix.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include <glm/glm.hpp>
+
+#include <spindle/core/result.h>
+
+namespace spindle::anim {
+
+inline constexpr int kMaxInfluences = 4;
+
+// Three equally long arrays of one component each.
+struct ConstStream3 {
+  std::span<const float> x{}, y{}, z{};
+  std::size_t size() const { return x.size(); }
+  bool empty() const { return x.empty() && y.empty() && z.empty(); }
+};
+struct Stream3 {
+  std::span<float> x{}, y{}, z{};
+  std::size_t size() const { return x.size(); }
+  bool empty() const { return x.empty() && y.empty() && z.empty(); }
+};
+
+struct SkinningJob {
+  // Joint matrices (model x inverse bind).
+  std::span<const glm::mat4> palette{};
+  // kMaxInfluences per vertex, each < palette.size().
+  std::span<const std::uint16_t> joint_indices{};
+  // kMaxInfluences per vertex; expected to sum to 1 (the offline builder's job).
+  std::span<const float> joint_weights{};
+  // Bind-pose positions, n vertices.
+  ConstStream3 in_positions{};
+  // Bind-pose normals, n vertices, or empty.
+  ConstStream3 in_normals{};
+  // Skinned positions, n vertices; written by run(). May not alias the inputs partially.
+  Stream3 out_positions{};
+  // Skinned normals, n vertices when in_normals is set, otherwise empty.
+  Stream3 out_normals{};
+  // Renormalise the skinned normals (blending matrices shortens them).
+  bool normalize_normals = true;
+
+  std::size_t vertex_count() const { return in_positions.size(); }
+
+  // Checks every size and every joint index (one pass over the indices).
+  core::Status validate() const;
+  core::Status run() const;
+};
+
+}  // namespace spindle::anim

@@ -1,0 +1,135 @@
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <vector>
+
+#include <spindle/anim/blending_job.h>
+
+#include "anim_test_support.h"
+
+namespace spindle::anim {
+namespace {
+
+using test::axis_angle;
+using test::expect_near;
+using test::expect_same_rotation;
+
+JointTransform jt(glm::vec3 t, glm::quat r, glm::vec3 s) {
+  return {t, r, s};
+}
+
+const glm::quat kId(1, 0, 0, 0);
+
+struct Poses {
+  std::vector<JointTransform> rest{jt({0, 0, 0}, kId, {1, 1, 1}), jt({0, 5, 0}, kId, {1, 1, 1})};
+  std::vector<JointTransform> a{jt({1, 0, 0}, kId, {1, 1, 1}), jt({2, 0, 0}, kId, {2, 2, 2})};
+  std::vector<JointTransform> b{jt({0, 4, 0}, axis_angle(90, {0, 0, 1}), {3, 1, 1}),
+                                jt({0, 0, 8}, axis_angle(90, {0, 0, 1}), {4, 4, 4})};
+  std::vector<JointTransform> out = std::vector<JointTransform>(2);
+};
+
+TEST(BlendingJob, WeightedAverageNormalisedByTotalWeight) {
+  Poses p;
+  const BlendLayer layers[] = {{.pose = p.a, .weight = 0.5f}, {.pose = p.b, .weight = 1.5f}};
+  BlendingJob job{.rest_pose = p.rest, .layers = layers, .output = p.out};
+  ASSERT_TRUE(job.run());
+  // Weights 1:3 after normalisation.
+  expect_near(p.out[0].translation, {0.25f, 3.0f, 0.0f});
+  expect_near(p.out[0].scale, {2.5f, 1.0f, 1.0f});
+  expect_near(p.out[1].translation, {0.5f, 0.0f, 6.0f});
+  // normalize(1 * (1,0,0,0) + 3 * (c45,0,0,s45)) = (3.12132, 0, 0, 2.12132) / 3.77394.
+  EXPECT_NEAR(p.out[0].rotation.w, 0.827072f, 1e-5f);
+  EXPECT_NEAR(p.out[0].rotation.z, 0.562098f, 1e-5f);
+
+  // A rotation stored in the other hemisphere blends the same (shortest path).
+  p.b[0].rotation = -p.b[0].rotation;
+  std::vector<JointTransform> flipped(2);
+  ASSERT_TRUE((BlendingJob{.rest_pose = p.rest, .layers = layers, .output = flipped}.run()));
+  expect_same_rotation(flipped[0].rotation, p.out[0].rotation);
+}
+
+TEST(BlendingJob, PerJointMasks) {
+  Poses p;
+  const float mask_a[] = {1.0f, 1.0f};
+  const float mask_b[] = {0.0f, 0.25f};
+  const BlendLayer layers[] = {{.pose = p.a, .weight = 1.0f, .joint_weights = mask_a},
+                               {.pose = p.b, .weight = 1.0f, .joint_weights = mask_b}};
+  ASSERT_TRUE((BlendingJob{.rest_pose = p.rest, .layers = layers, .output = p.out}.run()));
+  // Joint 0: only a.
+  expect_near(p.out[0].translation, p.a[0].translation);
+  expect_same_rotation(p.out[0].rotation, kId);
+  expect_near(p.out[0].scale, p.a[0].scale);
+  // Joint 1: (1 * a + 0.25 * b) / 1.25.
+  expect_near(p.out[1].translation, {1.6f, 0.0f, 1.6f});
+  expect_near(p.out[1].scale, {2.4f, 2.4f, 2.4f});
+}
+
+TEST(BlendingJob, RestPoseFillsInBelowThreshold) {
+  Poses p;
+  // No layers at all: the rest pose.
+  ASSERT_TRUE((BlendingJob{.rest_pose = p.rest, .output = p.out}.run()));
+  expect_near(p.out[1].translation, {0, 5, 0});
+  // Zero weight: the rest pose.
+  const BlendLayer zero[] = {{.pose = p.a, .weight = 0.0f}};
+  ASSERT_TRUE((BlendingJob{.rest_pose = p.rest, .layers = zero, .output = p.out}.run()));
+  expect_near(p.out[0].translation, {0, 0, 0});
+  expect_near(p.out[1].translation, {0, 5, 0});
+  // Total 0.05 under threshold 0.1: rest weighs 0.05 too, so halfway.
+  const BlendLayer small[] = {{.pose = p.a, .weight = 0.05f}};
+  ASSERT_TRUE((BlendingJob{.rest_pose = p.rest, .layers = small, .output = p.out}.run()));
+  expect_near(p.out[1].translation, {1.0f, 2.5f, 0.0f});
+  expect_near(p.out[1].scale, {1.5f, 1.5f, 1.5f});
+}
+
+TEST(BlendingJob, AdditiveLayersApplyOnTop) {
+  Poses p;
+  std::vector<JointTransform> base{jt({1, 0, 0}, axis_angle(30, {0, 0, 1}), {2, 2, 2}),
+                                   jt({1, 0, 0}, axis_angle(30, {0, 0, 1}), {2, 2, 2})};
+  std::vector<JointTransform> delta{jt({0, 1, 0}, axis_angle(90, {1, 0, 0}), {1.5f, 1, 1}),
+                                    jt({0, 1, 0}, axis_angle(90, {1, 0, 0}), {1.5f, 1, 1})};
+  const float mask[] = {1.0f, 0.5f};
+  const BlendLayer layers[] = {{.pose = base, .weight = 1.0f}};
+  const BlendLayer additive[] = {{.pose = delta, .weight = 1.0f, .joint_weights = mask}};
+  ASSERT_TRUE((BlendingJob{
+      .rest_pose = p.rest, .layers = layers, .additive_layers = additive, .output = p.out}
+                   .run()));
+  // Full weight: t + dt, r * dr, s * ds.
+  expect_near(p.out[0].translation, {1, 1, 0});
+  expect_same_rotation(p.out[0].rotation, axis_angle(30, {0, 0, 1}) * axis_angle(90, {1, 0, 0}));
+  expect_near(p.out[0].scale, {3, 2, 2});
+  // Half weight: t + dt / 2, r * (half of dr: 45 deg, the nlerp midpoint), s * mix(1, ds, 0.5).
+  expect_near(p.out[1].translation, {1, 0.5f, 0});
+  expect_same_rotation(p.out[1].rotation, axis_angle(30, {0, 0, 1}) * axis_angle(45, {1, 0, 0}));
+  expect_near(p.out[1].scale, {2.5f, 2, 2});
+}
+
+TEST(BlendingJob, ValidateRejectsBadInputs) {
+  Poses p;
+  std::vector<JointTransform> one(1), out3(3);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float short_mask[] = {1.0f};
+  const float neg_mask[] = {1.0f, -1.0f};
+  const BlendLayer wrong_size[] = {{.pose = p.a, .weight = 1}, {.pose = one, .weight = 1}};
+  const BlendLayer bad_weight[] = {{.pose = p.a, .weight = nan}};
+  const BlendLayer bad_mask[] = {{.pose = p.a, .weight = 1, .joint_weights = short_mask}};
+  const BlendLayer neg[] = {{.pose = p.a, .weight = 1, .joint_weights = neg_mask}};
+  EXPECT_EQ((BlendingJob{.output = p.out}.validate().message()), "BlendingJob: empty rest pose");
+  EXPECT_EQ((BlendingJob{.rest_pose = p.rest, .output = out3}.validate().message()),
+            "BlendingJob: output has 3 joints, rest pose has 2");
+  EXPECT_EQ((BlendingJob{.rest_pose = p.rest, .threshold = 0.0f, .output = p.out}.run().message()),
+            "BlendingJob: threshold must be finite and > 0");
+  EXPECT_EQ(
+      (BlendingJob{.rest_pose = p.rest, .layers = wrong_size, .output = p.out}.run().message()),
+      "BlendingJob: layer 1 has 1 joints, rest pose has 2");
+  EXPECT_EQ(
+      (BlendingJob{.rest_pose = p.rest, .layers = bad_weight, .output = p.out}.run().message()),
+      "BlendingJob: layer 0: weight must be finite and >= 0");
+  EXPECT_EQ((BlendingJob{.rest_pose = p.rest, .layers = bad_mask, .output = p.out}.run().message()),
+            "BlendingJob: layer 0 has 1 joint weights, expected 2");
+  EXPECT_EQ(
+      (BlendingJob{.rest_pose = p.rest, .additive_layers = neg, .output = p.out}.run().message()),
+      "BlendingJob: additive layer 0: joint weights must be finite and >= 0");
+}
+
+}  // namespace
+}  // namespace spindle::anim
