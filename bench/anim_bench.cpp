@@ -1,0 +1,108 @@
+// Animation runtime throughput on one core, on procedural characters (issue 5 targets):
+//   skinning/vertices:2000/joints:50  SkinningJob, 4 influences, positions + normals; counter
+//                                     `vertices` = skinned vertices per second
+//   character_pose/joints:50          sample walk + idle, blend 2 layers, local-to-model,
+//                                     palette; the iteration time is the time per character
+//
+//   ./build/release/bench/spindle_bench_anim --benchmark_repetitions=10
+//       --benchmark_report_aggregates_only=true
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include <spindle/anim/blending_job.h>
+#include <spindle/anim/local_to_model_job.h>
+#include <spindle/anim/procedural.h>
+#include <spindle/anim/sampling_job.h>
+#include <spindle/anim/skinning_job.h>
+
+namespace {
+
+using namespace spindle;
+
+anim::Character character(int joints, int vertices) {
+  core::Result<anim::Character> r =
+      anim::make_character({.seed = 1, .joint_count = joints, .vertex_count = vertices});
+  if (!r) std::abort();  // fixed, valid desc
+  return std::move(r.value());
+}
+
+void skinning(benchmark::State& state) {
+  const auto joints = static_cast<int>(state.range(1));
+  const anim::Character c = character(joints, static_cast<int>(state.range(0)));
+  const anim::SkinnedMesh& m = c.mesh;
+  const auto n = static_cast<std::size_t>(joints);
+
+  // A real walking palette, so the blended matrices are not identities.
+  std::vector<anim::JointTransform> local(n);
+  std::vector<glm::mat4> model(n), palette(n);
+  anim::SamplingCache cache(joints);
+  if (!anim::SamplingJob{.clip = &c.walk, .time = 0.3f, .cache = &cache, .output = local}.run() ||
+      !anim::LocalToModelJob{.skeleton = &c.skeleton, .local = local, .model = model}.run() ||
+      !anim::PaletteJob{
+          .model = model, .inverse_binds = c.skeleton.inverse_binds(), .palette = palette}
+           .run())
+    std::abort();
+
+  std::vector<float> px(m.vertex_count()), py(px.size()), pz(px.size()), nx(px.size()),
+      ny(px.size()), nz(px.size());
+  anim::SkinningJob job;
+  job.palette = palette;
+  job.joint_indices = m.joint_indices;
+  job.joint_weights = m.joint_weights;
+  job.in_positions = m.positions();
+  job.in_normals = m.normals();
+  job.out_positions = {px, py, pz};
+  job.out_normals = {nx, ny, nz};
+  for (auto _ : state) {
+    // run() includes validate(): one pass over the joint indices, as the stage would pay.
+    if (!job.run()) state.SkipWithError("SkinningJob failed");
+    benchmark::DoNotOptimize(px.data());
+    benchmark::DoNotOptimize(nz.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["vertices"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * static_cast<double>(m.vertex_count()),
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(skinning)->Args({2000, 50})->ArgNames({"vertices", "joints"});
+
+void character_pose(benchmark::State& state) {
+  const auto joints = static_cast<int>(state.range(0));
+  const anim::Character c = character(joints, 16);
+  const auto n = static_cast<std::size_t>(joints);
+  std::vector<anim::JointTransform> walk(n), idle(n), blended(n);
+  std::vector<glm::mat4> model(n), palette(n);
+  anim::SamplingCache walk_cache(joints), idle_cache(joints);
+  float t = 0.0f;
+  for (auto _ : state) {
+    // Steady forward playback at 60 Hz, wrapping like a looping player.
+    t += 1.0f / 60.0f;
+    if (t >= c.walk.duration()) t -= c.walk.duration();
+    const float t_idle = std::fmod(t * 1.7f, c.idle.duration());
+    const anim::BlendLayer layers[] = {{.pose = walk, .weight = 0.7f},
+                                       {.pose = idle, .weight = 0.3f}};
+    const bool ok =
+        anim::SamplingJob{.clip = &c.walk, .time = t, .cache = &walk_cache, .output = walk}.run() &&
+        anim::SamplingJob{.clip = &c.idle, .time = t_idle, .cache = &idle_cache, .output = idle}
+            .run() &&
+        anim::BlendingJob{.rest_pose = c.skeleton.rest_pose(), .layers = layers, .output = blended}
+            .run() &&
+        anim::LocalToModelJob{.skeleton = &c.skeleton, .local = blended, .model = model}.run() &&
+        anim::PaletteJob{
+            .model = model, .inverse_binds = c.skeleton.inverse_binds(), .palette = palette}
+            .run();
+    if (!ok) state.SkipWithError("animation job failed");
+    benchmark::DoNotOptimize(palette.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["characters"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(character_pose)->Arg(50)->ArgName("joints");
+
+}  // namespace
+
+BENCHMARK_MAIN();
