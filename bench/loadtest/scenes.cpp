@@ -5,7 +5,6 @@
 #include <map>
 #include <memory>
 
-#include <spindle/core/hash.h>
 #include <spindle/core/transform.h>
 #include <spindle/physics/swarm.h>
 #include <spindle/render/draw_list.h>
@@ -19,11 +18,6 @@ namespace {
 std::map<std::string, SceneDef, std::less<>>& registry() {
   static std::map<std::string, SceneDef, std::less<>> scenes;
   return scenes;
-}
-
-// Deterministic per-object randomness from (seed, index, salt), in [0, 1).
-float unit(std::uint64_t seed, std::uint64_t i, std::uint64_t salt) {
-  return scene_unit(seed, i, salt);
 }
 }  // namespace
 
@@ -133,9 +127,10 @@ void setup_boids(core::Engine& engine, const SceneParams& p) {
 
   for (std::uint32_t i = 0; i < n; ++i) {
     const core::Entity e = world.create();
-    const float angle = unit(p.seed, i, 2) * 6.2831853f;
-    world.add<Agent>(e, Agent{glm::vec2(unit(p.seed, i, 0), unit(p.seed, i, 1)) * grid.side,
-                              glm::vec2(std::cos(angle), std::sin(angle))});
+    const float angle = scene_unit(p.seed, i, 2) * 6.2831853f;
+    world.add<Agent>(
+        e, Agent{glm::vec2(scene_unit(p.seed, i, 0), scene_unit(p.seed, i, 1)) * grid.side,
+                 glm::vec2(std::cos(angle), std::sin(angle))});
     world.add<core::Transform>(e);
     world.add<core::WorldTransform>(e);
   }
@@ -270,11 +265,11 @@ void setup_swarm(core::Engine& engine, const SceneParams& p) {
 
   for (std::uint32_t i = 0; i < n; ++i) {
     const core::Entity e = world.create();
-    const auto group = static_cast<std::uint32_t>(unit(p.seed, i, 3) * kSwarmGroups);
-    glm::vec2 pos = glm::vec2(unit(p.seed, i, 0), unit(p.seed, i, 1)) * state.side;
+    const auto group = static_cast<std::uint32_t>(scene_unit(p.seed, i, 3) * kSwarmGroups);
+    glm::vec2 pos = glm::vec2(scene_unit(p.seed, i, 0), scene_unit(p.seed, i, 1)) * state.side;
     if (i % 3 == 0) {  // a crowd around the attractor
-      const float angle = unit(p.seed, i, 4) * 6.2831853f;
-      const float r = 0.02f * state.side * unit(p.seed, i, 5);
+      const float angle = scene_unit(p.seed, i, 4) * 6.2831853f;
+      const float r = 0.02f * state.side * scene_unit(p.seed, i, 5);
       pos = attractor(state.side, group, 0) + r * glm::vec2(std::cos(angle), std::sin(angle));
     }
     world.add<SwarmAgent>(e, SwarmAgent{pos, glm::vec2(0.0f), group});
@@ -385,7 +380,7 @@ void setup_imbalanced(core::Engine& engine, const SceneParams& p) {
   world.register_component<WorkD>("work_d");
   for (std::uint32_t i = 0; i < p.objects; ++i) {
     const core::Entity e = world.create();
-    const float v = unit(p.seed, i, 0);
+    const float v = scene_unit(p.seed, i, 0);
     world.add<WorkA>(e, WorkA{v});
     world.add<WorkB>(e, WorkB{v});
     world.add<WorkC>(e, WorkC{v});

@@ -149,18 +149,32 @@ bool Engine::depends_on(StageId later, StageId earlier) {
 
 std::vector<std::pair<StageId, StageId>> Engine::implicit_orders() {
   if (graph_dirty_) build_graph();
+  // declared[i], bit j: stage i comes after stage j through a chain of `after` names.
+  const std::size_t n = stages_.size();
+  std::vector<std::uint64_t> declared(n, 0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (const std::string& name : stages_[i]->desc.after)
+      if (const int j = find_stage(name); j >= 0) declared[i] |= std::uint64_t{1} << j;
+  for (bool grew = true; grew;) {  // transitive closure; at most kMaxStages rounds
+    grew = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      std::uint64_t all = declared[i];
+      for (std::size_t j = 0; j < n; ++j)
+        if (declared[i] >> j & 1) all |= declared[j];
+      grew |= all != declared[i];
+      declared[i] = all;
+    }
+  }
   std::vector<std::pair<StageId, StageId>> out;
   for (std::size_t a = 0; a < order_.size(); ++a) {
     for (std::size_t b = a + 1; b < order_.size(); ++b) {
-      const Stage& sa = *stages_[order_[a]];
-      const Stage& sb = *stages_[order_[b]];
+      const StageId ia = order_[a], ib = order_[b];
+      const Stage& sa = *stages_[ia];
+      const Stage& sb = *stages_[ib];
       if (sa.desc.simulation != sb.desc.simulation || sa.desc.phase != sb.desc.phase) continue;
       if (!sa.desc.access.conflicts(sb.desc.access)) continue;
-      auto names = [](const Stage& s, const char* n) {
-        return std::find(s.desc.after.begin(), s.desc.after.end(), n) != s.desc.after.end();
-      };
-      if (names(sb, sa.desc.name) || names(sa, sb.desc.name)) continue;
-      out.emplace_back(order_[a], order_[b]);
+      if ((declared[ib] >> ia & 1) || (declared[ia] >> ib & 1)) continue;
+      out.emplace_back(ia, ib);
     }
   }
   return out;

@@ -224,6 +224,14 @@ Entity entity_of(const btCollisionObject* o) {
                 static_cast<std::uint32_t>(o->getUserIndex2())};
 }
 
+// Queries look in every region: keeps the hit nearest along the segment (the first region's on
+// a tie, so statics copied into every region answer once).
+void keep_nearest(std::optional<RayHit>& best, const btCollisionObject* object,
+                  const btVector3& point, const btVector3& normal, float fraction, float length) {
+  if (best && fraction >= best->fraction) return;
+  best = RayHit{entity_of(object), gl(point), gl(normal), fraction, length * fraction};
+}
+
 }  // namespace
 
 struct Physics::Impl {
@@ -527,14 +535,9 @@ std::optional<RayHit> Physics::raycast(glm::vec3 from, glm::vec3 to, std::uint32
     cb.m_collisionFilterGroup = -1;
     cb.m_collisionFilterMask = static_cast<int>(mask);
     r.world->rayTest(bt(from), bt(to), cb);
-    if (!cb.hasHit() || (best && cb.m_closestHitFraction >= best->fraction)) continue;
-    RayHit hit;
-    hit.entity = entity_of(cb.m_collisionObject);
-    hit.point = gl(cb.m_hitPointWorld);
-    hit.normal = gl(cb.m_hitNormalWorld);
-    hit.fraction = cb.m_closestHitFraction;
-    hit.distance = glm::length(to - from) * hit.fraction;
-    best = hit;
+    if (cb.hasHit())
+      keep_nearest(best, cb.m_collisionObject, cb.m_hitPointWorld, cb.m_hitNormalWorld,
+                   cb.m_closestHitFraction, glm::length(to - from));
   }
   return best;
 }
@@ -551,14 +554,9 @@ std::optional<RayHit> sweep_convex(const std::vector<Physics::Impl::Region>& reg
     cb.m_collisionFilterGroup = -1;
     cb.m_collisionFilterMask = static_cast<int>(mask);
     r.world->convexSweepTest(&shape, start, end, cb);
-    if (!cb.hasHit() || (best && cb.m_closestHitFraction >= best->fraction)) continue;
-    RayHit hit;
-    hit.entity = entity_of(cb.m_hitCollisionObject);
-    hit.point = gl(cb.m_hitPointWorld);
-    hit.normal = gl(cb.m_hitNormalWorld);
-    hit.fraction = cb.m_closestHitFraction;
-    hit.distance = glm::length(to - from) * hit.fraction;
-    best = hit;
+    if (cb.hasHit())
+      keep_nearest(best, cb.m_hitCollisionObject, cb.m_hitPointWorld, cb.m_hitNormalWorld,
+                   cb.m_closestHitFraction, glm::length(to - from));
   }
   return best;
 }
@@ -1064,7 +1062,7 @@ void PhysicsPlugin::build(core::Engine& engine) {
   engine.add_stage({.name = "physics_writeback",
                     .phase = core::Phase::Physics,
                     .access = core::Access{}.read<Physics>().write<core::Transform, RigidBody>(),
-                    .after = {"physics_sync", "physics_step"},
+                    .after = {"physics_step"},
                     .run = [p = physics_](core::StageContext& ctx) { p->writeback(ctx); }});
 }
 

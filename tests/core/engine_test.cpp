@@ -33,20 +33,9 @@ struct Marker {
 };
 
 EngineConfig config_for(jobs::Mode mode, std::uint32_t workers) {
-  EngineConfig c;
-  c.mode = mode;
-  c.workers = workers;
-  c.pin_workers = false;
-  return c;
+  return test::engine_config(mode, workers);
 }
-
-std::vector<jobs::Mode> available_modes() {
-  std::vector<jobs::Mode> out;
-  for (jobs::Mode m :
-       {jobs::Mode::Single, jobs::Mode::Static, jobs::Mode::Dynamic, jobs::Mode::Tbb})
-    if (jobs::mode_available(m)) out.push_back(m);
-  return out;
-}
+using ::spindle::test::available_modes;
 
 TEST(Engine, GraphOrdersConflictsAndLetsIndependentStagesOverlap) {
   test::ScopedLogCapture quiet;
@@ -67,7 +56,20 @@ TEST(Engine, GraphOrdersConflictsAndLetsIndependentStagesOverlap) {
   EXPECT_TRUE(engine.depends_on(a, early));  // earlier phase first despite registration
   EXPECT_EQ(engine.stage_order().front(), early);
   // a->b conflict has no declared order: reported. c->d is declared.
-  const auto implicit = engine.implicit_orders();
+  auto implicit = engine.implicit_orders();
+  ASSERT_EQ(implicit.size(), 1u);
+  EXPECT_EQ(implicit[0], std::make_pair(a, b));
+  // An order declared through a chain (f after e2 after e1; e1 and f conflict) is declared.
+  const StageId e1 = engine.add_stage(
+      {.name = "e1", .phase = Phase::Render, .access = Access{}.write<Health>(), .run = noop});
+  engine.add_stage({.name = "e2", .phase = Phase::Render, .after = {"e1"}, .run = noop});
+  const StageId f = engine.add_stage({.name = "f",
+                                      .phase = Phase::Render,
+                                      .access = Access{}.read<Health>(),
+                                      .after = {"e2"},
+                                      .run = noop});
+  EXPECT_TRUE(engine.depends_on(f, e1));
+  implicit = engine.implicit_orders();
   ASSERT_EQ(implicit.size(), 1u);
   EXPECT_EQ(implicit[0], std::make_pair(a, b));
 }

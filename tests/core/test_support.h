@@ -11,9 +11,23 @@
 #include <gtest/gtest.h>
 
 #include <spindle/core/assert.h>
+#include <spindle/core/engine.h>
 #include <spindle/core/log.h>
 
+#include "modes.h"
+
 namespace spindle::core::test {
+
+// An unpinned engine in `mode` with `workers` participants (tests share the machine).
+inline EngineConfig engine_config(jobs::Mode mode, std::uint32_t workers,
+                                  std::uint32_t entity_capacity = 65536) {
+  EngineConfig c;
+  c.mode = mode;
+  c.workers = workers;
+  c.pin_workers = false;
+  c.entity_capacity = entity_capacity;
+  return c;
+}
 
 struct AssertFailure {
   std::string file;

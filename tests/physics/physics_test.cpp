@@ -22,21 +22,9 @@ using core::Entity;
 using core::Transform;
 
 EngineConfig config_for(jobs::Mode mode, std::uint32_t workers) {
-  EngineConfig c;
-  c.mode = mode;
-  c.workers = workers;
-  c.pin_workers = false;
-  c.entity_capacity = 4096;
-  return c;
+  return core::test::engine_config(mode, workers, 4096);
 }
-
-std::vector<jobs::Mode> available_modes() {
-  std::vector<jobs::Mode> out;
-  for (jobs::Mode m :
-       {jobs::Mode::Single, jobs::Mode::Static, jobs::Mode::Dynamic, jobs::Mode::Tbb})
-    if (jobs::mode_available(m)) out.push_back(m);
-  return out;
-}
+using ::spindle::test::available_modes;
 
 // Collects every physics event, by frame, through a stage that reads them.
 struct EventLog {

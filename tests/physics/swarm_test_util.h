@@ -13,31 +13,17 @@
 #include <string>
 #include <vector>
 
+#include "modes.h"
 #include "spindle/jobs/job_system.h"
 #include "spindle/physics/swarm.h"
 
 namespace spindle::swarm::test {
 
-inline std::vector<jobs::Mode> own_modes() {
-  return {jobs::Mode::Single, jobs::Mode::Static, jobs::Mode::Dynamic};
-}
-
-inline std::string mode_name(const ::testing::TestParamInfo<jobs::Mode>& info) {
-  return jobs::to_string(info.param);
-}
-
+using ::spindle::test::mode_name;
+using ::spindle::test::own_modes;
 inline jobs::Config config_for(jobs::Mode mode, std::uint32_t workers = 2) {
-  jobs::Config cfg;
-  cfg.workers = workers;
-  cfg.mode = mode;
-  cfg.pin_workers = false;
-  cfg.pin_main_thread = false;
-  return cfg;
+  return ::spindle::test::job_config(mode, workers);
 }
-
-#define SPINDLE_REQUIRE_MODE(mode)            \
-  if (!::spindle::jobs::mode_available(mode)) \
-  GTEST_SKIP() << "mode " << ::spindle::jobs::to_string(mode) << " not in this build"
 
 struct Agents {
   std::vector<float> x, y, vx, vy, radius, half_height;

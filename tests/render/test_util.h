@@ -8,31 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "modes.h"
 #include "spindle/jobs/job_system.h"
 #include "spindle/render/draw_list.h"
 
 namespace spindle::render::test {
 
-inline std::vector<jobs::Mode> own_modes() {
-  return {jobs::Mode::Single, jobs::Mode::Static, jobs::Mode::Dynamic};
+using ::spindle::test::mode_name;
+using ::spindle::test::own_modes;
+inline jobs::Config config_for(jobs::Mode mode, std::uint32_t workers = 2) {
+  return ::spindle::test::job_config(mode, workers);
 }
-
-inline std::string mode_name(const ::testing::TestParamInfo<jobs::Mode>& info) {
-  return jobs::to_string(info.param);
-}
-
-inline jobs::Config config_for(jobs::Mode mode) {
-  jobs::Config cfg;
-  cfg.workers = 2;
-  cfg.mode = mode;
-  cfg.pin_workers = false;
-  cfg.pin_main_thread = false;
-  return cfg;
-}
-
-#define SPINDLE_REQUIRE_MODE(mode)            \
-  if (!::spindle::jobs::mode_available(mode)) \
-  GTEST_SKIP() << "mode " << ::spindle::jobs::to_string(mode) << " not in this build"
 
 // Objects spread around a camera at the origin looking down -z: some in view, many not.
 inline std::vector<Renderable> random_scene(std::size_t n, std::uint32_t seed) {
