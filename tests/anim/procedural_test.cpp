@@ -128,6 +128,45 @@ TEST(Procedural, WeightsSumToOneAndIndicesInRange) {
   }
 }
 
+TEST(Procedural, MeshPassesCheckMeshAndBrokenCopiesAreNamed) {
+  const Character c = make({.seed = 4, .joint_count = 20, .vertex_count = 200});
+  ASSERT_TRUE(check_mesh(c.mesh, 20)) << check_mesh(c.mesh, 20).message();
+  EXPECT_FALSE(check_mesh(c.mesh, 19)) << "some vertex uses joint 19";
+
+  struct Case {
+    const char* expect;
+    void (*corrupt)(SkinnedMesh&);
+  };
+  const Case cases[] = {
+      {"no vertices", [](SkinnedMesh& m) { m = SkinnedMesh{}; }},
+      {"position streams", [](SkinnedMesh& m) { m.pz.pop_back(); }},
+      {"normal streams", [](SkinnedMesh& m) { m.nx.pop_back(); }},
+      {"joint indices", [](SkinnedMesh& m) { m.joint_weights.pop_back(); }},
+      {"vertex 7: position is not finite", [](SkinnedMesh& m) { m.py[7] = NAN; }},
+      {"vertex 8: normal is not finite", [](SkinnedMesh& m) { m.nz[8] = INFINITY; }},
+      {"vertex 9: joint index 20 out of range",
+       [](SkinnedMesh& m) { m.joint_indices[9 * kMaxInfluences + 2] = 20; }},
+      {"vertex 10: weight 0 is -",
+       [](SkinnedMesh& m) { m.joint_weights[10 * kMaxInfluences] = -0.5f; }},
+      {"vertex 11: weights sum to",
+       [](SkinnedMesh& m) {
+         for (int k = 0; k < kMaxInfluences; ++k) m.joint_weights[11 * kMaxInfluences + k] *= 0.5f;
+       }},
+  };
+  for (const Case& tc : cases) {
+    SkinnedMesh m = c.mesh;
+    tc.corrupt(m);
+    const core::Status s = check_mesh(m, 20);
+    ASSERT_FALSE(s) << tc.expect;
+    EXPECT_NE(s.message().find(tc.expect), std::string::npos) << s.message();
+  }
+  SkinnedMesh no_normals = c.mesh;
+  no_normals.nx.clear();
+  no_normals.ny.clear();
+  no_normals.nz.clear();
+  EXPECT_TRUE(check_mesh(no_normals, 20)) << "normals are optional";
+}
+
 TEST(Procedural, ClipsLoopWithIrregularKeys) {
   const CharacterDesc desc{.seed = 11, .walk_duration = 1.2f, .idle_duration = 2.5f};
   const Character c = make(desc);

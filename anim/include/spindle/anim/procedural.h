@@ -36,7 +36,7 @@
 
 #include <spindle/anim/clip.h>
 #include <spindle/anim/skeleton.h>
-#include <spindle/anim/skinning_job.h>
+#include <spindle/anim/skinned_mesh.h>
 #include <spindle/core/result.h>
 
 namespace spindle::anim {
@@ -61,21 +61,6 @@ struct CharacterDesc {
   float idle_duration = 3.0f;
   // Rotation keys per track are drawn from [min_keys, 2 * min_keys]; [2, 1000].
   int min_keys = 8;
-};
-
-// Skinned mesh in the layout SkinningJob reads: SoA positions and normals, kMaxInfluences
-// (index, weight) slots per vertex.
-struct SkinnedMesh {
-  std::vector<float> px, py, pz;
-  std::vector<float> nx, ny, nz;
-  // kMaxInfluences per vertex, each < the skeleton's joint count.
-  std::vector<std::uint16_t> joint_indices;
-  // kMaxInfluences per vertex, each in [0, 1], summing to 1 per vertex.
-  std::vector<float> joint_weights;
-
-  std::size_t vertex_count() const { return px.size(); }
-  ConstStream3 positions() const { return {px, py, pz}; }
-  ConstStream3 normals() const { return {nx, ny, nz}; }
 };
 
 struct Character {
