@@ -9,6 +9,7 @@ packages=(
   libtbb-dev                                                 # oneTBB reference backend
   googletest libgtest-dev libgmock-dev libbenchmark-dev      # tests and benchmarks
   libinih-dev nlohmann-json3-dev libcli11-dev                # config, JSON, command lines
+  libassimp-dev assimp-testmodels                            # model import, test assets
 )
 
 missing=()
