@@ -10,18 +10,21 @@ core::Status check_layers(std::span<const BlendLayer> layers, std::size_t joints
                           const char* kind) {
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const BlendLayer& l = layers[i];
-    const std::string where = std::string("BlendingJob: ") + kind + " " + std::to_string(i);
+    // Built only on failure: run() validates every frame and must not allocate.
+    const auto where = [&] {
+      return std::string("BlendingJob: ") + kind + " " + std::to_string(i);
+    };
     if (l.pose.size() != joints)
-      return core::Status::error(where + " has " + std::to_string(l.pose.size()) +
+      return core::Status::error(where() + " has " + std::to_string(l.pose.size()) +
                                  " joints, rest pose has " + std::to_string(joints));
     if (!std::isfinite(l.weight) || l.weight < 0.0f)
-      return core::Status::error(where + ": weight must be finite and >= 0");
+      return core::Status::error(where() + ": weight must be finite and >= 0");
     if (!l.joint_weights.empty() && l.joint_weights.size() != joints)
-      return core::Status::error(where + " has " + std::to_string(l.joint_weights.size()) +
+      return core::Status::error(where() + " has " + std::to_string(l.joint_weights.size()) +
                                  " joint weights, expected " + std::to_string(joints));
     for (float w : l.joint_weights)
       if (!std::isfinite(w) || w < 0.0f)
-        return core::Status::error(where + ": joint weights must be finite and >= 0");
+        return core::Status::error(where() + ": joint weights must be finite and >= 0");
   }
   return {};
 }

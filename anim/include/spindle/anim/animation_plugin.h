@@ -1,0 +1,187 @@
+// Animation in the world: skeletons, clips, meshes and masks live in the Animation resource
+// (added between frames, referred to by ids); entities play them through an AnimationPlayer and
+// skin a mesh through a SkinnedMeshInstance. Three stages run them every frame.
+//
+// Usage:
+//
+//   auto& anim = engine.add_plugin<spindle::anim::AnimationPlugin>().animation();
+//   spindle::anim::SkeletonId sk = anim.add_skeleton(std::move(c.skeleton)).value();
+//   spindle::anim::ClipId walk = anim.add_clip(std::move(c.walk), sk).value();
+//   spindle::anim::MeshId mesh = anim.add_mesh(std::move(c.mesh), sk).value();
+//   spindle::core::Entity e = world.create();
+//   spindle::anim::AnimationPlayer player{.skeleton = sk};
+//   player.layers[0] = {.clip = walk, .speed = 1.0f, .weight = 1.0f};
+//   world.add<spindle::anim::AnimationPlayer>(e, player);
+//   world.add<spindle::anim::SkinnedMeshInstance>(e, spindle::anim::SkinnedMeshInstance{mesh});
+//   world.add<spindle::anim::SkinnedBounds>(e);              // optional: bounds as a component
+//   ...
+//   spindle::anim::CharacterView v = anim.view(e);           // after the frame: what to draw
+//   draw(v.positions, v.normals, world.get<WorldTransform>(e));
+//
+// Stages (Phase::Animation):
+//   anim_advance  simulation, per entity: each layer's time += dt * speed, wrapped into
+//                 [0, duration) when looping (any speed sign), clamped to [0, duration] otherwise;
+//                 a non-finite time restarts at 0.
+//   anim_pose     presentation, parallel over characters: sample every layer (one cursor cache
+//                 per layer), blend (normal layers by weight and mask, then additive layers),
+//                 local to model, palette (model x inverse bind).
+//   anim_skin     presentation, after anim_pose, parallel over batches of skin_batch_vertices
+//                 vertices from all characters: positions and normals, and each batch's bounds;
+//                 then each character's bounds (SkinnedBounds, if the entity has one).
+// anim_pose first does the serial bookkeeping: a character appears when an entity has an
+// AnimationPlayer, and its buffers are allocated then (and when its skeleton or mesh changes);
+// one that lost its player or died is dropped. Steady frames allocate nothing.
+//
+// Bad references never crash a frame: a player whose skeleton id is unknown, or a mesh made for
+// another skeleton, makes the character `rejected` (logged once, counted, retried when the
+// components change); a layer whose clip or mask is unknown or made for another skeleton is
+// skipped (logged once per character). Assets are immutable once added and live as long as the
+// resource; add them between frames (main thread), never while a frame runs.
+//
+// Determinism: every character is computed from its own player and assets only, and bounds are
+// min/max reductions, so results are bit-identical in every job mode and worker count.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <glm/glm.hpp>
+
+#include <spindle/anim/clip.h>
+#include <spindle/anim/skeleton.h>
+#include <spindle/anim/skinned_mesh.h>
+#include <spindle/core/engine.h>
+#include <spindle/core/result.h>
+#include <spindle/core/world.h>
+
+namespace spindle::anim {
+
+// Ids of assets in the Animation resource; None (0) refers to nothing.
+enum class SkeletonId : std::uint32_t { None = 0 };
+enum class ClipId : std::uint32_t { None = 0 };
+enum class MeshId : std::uint32_t { None = 0 };
+enum class MaskId : std::uint32_t { None = 0 };
+
+inline constexpr int kMaxPlayerLayers = 4;
+
+// One clip playing on a character. A layer with clip None is off. (No padding: the world's
+// state hash reads the bytes.)
+struct AnimationLayer {
+  ClipId clip = ClipId::None;
+  float time = 0.0f;           // seconds into the clip
+  float speed = 1.0f;          // clip seconds per game second; negative plays backwards
+  float weight = 1.0f;         // normal layers: blend weight; additive layers: strength
+  MaskId mask = MaskId::None;  // per-joint weights; None: every joint 1
+  bool loop = true;            // wrap the time; false: hold the end
+  bool additive = false;       // the clip holds deltas applied after the normal blend
+  std::uint8_t reserved[2]{};
+};
+
+struct AnimationPlayer {
+  SkeletonId skeleton = SkeletonId::None;
+  std::array<AnimationLayer, kMaxPlayerLayers> layers{};
+};
+
+// The mesh the character's palette skins (made for the player's skeleton).
+struct SkinnedMeshInstance {
+  MeshId mesh = MeshId::None;
+};
+
+// Model-space bounds of the skinned vertices, written by anim_skin.
+struct SkinnedBounds {
+  glm::vec3 min{0.0f};
+  glm::vec3 max{0.0f};
+};
+
+struct AnimationConfig {
+  // Vertices per skinning job chunk item, [64, 1 << 20]: small enough to balance, large enough
+  // that a batch's fixed cost (palette lookups warm, bounds) stays small.
+  std::uint32_t skin_batch_vertices = 1024;
+  bool skin_normals = true;
+  // BlendingJob::threshold.
+  float blend_threshold = 0.1f;
+};
+
+// What the stages produced for one character (valid until the next frame's stages run).
+struct CharacterView {
+  bool valid = false;  // false: no such character, or rejected
+  std::span<const JointTransform> local{};
+  std::span<const glm::mat4> model{};
+  std::span<const glm::mat4> palette{};
+  ConstStream3 positions{};  // empty without a mesh
+  ConstStream3 normals{};    // empty without a mesh or with skin_normals off
+  SkinnedBounds bounds{};
+};
+
+struct AnimationStats {
+  std::uint32_t characters = 0;  // posed last frame
+  std::uint32_t skinned = 0;     // of which with a mesh
+  std::uint64_t vertices = 0;    // skinned last frame
+  std::uint32_t batches = 0;     // skinning batches last frame
+  std::uint32_t rejected = 0;    // characters currently rejected
+  std::uint64_t bad_layers = 0;  // layers skipped (unknown clip/mask, other skeleton), total
+  std::uint64_t rebuilds = 0;    // times a character's buffers were (re)allocated, total
+};
+
+class Animation {
+ public:
+  explicit Animation(AnimationConfig config, std::uint32_t entity_capacity);
+  ~Animation();
+  Animation(const Animation&) = delete;
+  Animation& operator=(const Animation&) = delete;
+
+  static core::Status validate(const AnimationConfig& config);
+
+  // Assets. Errors name the problem; nothing is added on error.
+  core::Result<SkeletonId> add_skeleton(Skeleton skeleton);
+  // The clip must animate exactly the skeleton's joints.
+  core::Result<ClipId> add_clip(Clip clip, SkeletonId skeleton);
+  // The mesh must pass check_mesh() for the skeleton.
+  core::Result<MeshId> add_mesh(SkinnedMesh mesh, SkeletonId skeleton);
+  // One weight per joint of the skeleton, finite and >= 0.
+  core::Result<MaskId> add_mask(std::vector<float> joint_weights, SkeletonId skeleton);
+
+  const Skeleton* skeleton(SkeletonId id) const;
+  const Clip* clip(ClipId id) const;
+  // The skeleton a clip / mesh / mask was added for (None for an unknown id).
+  SkeletonId clip_skeleton(ClipId id) const;
+  const SkinnedMesh* mesh(MeshId id) const;
+  SkeletonId mesh_skeleton(MeshId id) const;
+
+  CharacterView view(core::Entity entity) const;
+  const AnimationStats& stats() const { return stats_; }
+  const AnimationConfig& config() const { return config_; }
+
+  // Moves the player's layer times by dt seconds (anim_advance runs it for every player).
+  void advance(float dt, AnimationPlayer& player) const;
+  // The other stages' work (AnimationPlugin registers them).
+  void pose(core::StageContext& ctx);
+  void skin(core::StageContext& ctx);
+
+ private:
+  struct Impl;
+  AnimationConfig config_;
+  AnimationStats stats_;
+  std::atomic<std::uint64_t> bad_layers_{0};
+  std::unique_ptr<Impl> impl_;
+};
+
+// Registers the components (animation_player, skinned_mesh, skinned_bounds), the Animation
+// resource and the three stages.
+class AnimationPlugin final : public core::Plugin {
+ public:
+  explicit AnimationPlugin(AnimationConfig config = {}) : config_(config) {}
+  const char* name() const override { return "animation"; }
+  void build(core::Engine& engine) override;
+  Animation& animation() { return *animation_; }
+
+ private:
+  AnimationConfig config_;
+  Animation* animation_ = nullptr;
+};
+
+}  // namespace spindle::anim

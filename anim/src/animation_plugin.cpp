@@ -1,0 +1,455 @@
+#include <spindle/anim/animation_plugin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <spindle/anim/blending_job.h>
+#include <spindle/anim/local_to_model_job.h>
+#include <spindle/anim/sampling_job.h>
+#include <spindle/anim/skinning_job.h>
+#include <spindle/core/log.h>
+
+namespace spindle::anim {
+
+namespace {
+
+using core::Entity;
+using core::Status;
+using std::to_string;
+
+constexpr std::uint32_t kNone = ~0u;
+
+template <class T>
+struct Asset {
+  T value;
+  SkeletonId skeleton = SkeletonId::None;
+};
+
+// Id n refers to element n - 1.
+template <class T, class Id>
+const Asset<T>* find_asset(const std::vector<std::unique_ptr<Asset<T>>>& assets, Id id) {
+  const auto n = static_cast<std::uint32_t>(id);
+  return n == 0 || n > assets.size() ? nullptr : assets[n - 1].get();
+}
+
+template <class Id, class T>
+Id push(std::vector<std::unique_ptr<Asset<T>>>& assets, T value, SkeletonId skeleton) {
+  assets.push_back(std::make_unique<Asset<T>>(Asset<T>{std::move(value), skeleton}));
+  return static_cast<Id>(assets.size());
+}
+
+ConstStream3 sub(const ConstStream3& s, std::size_t begin, std::size_t count) {
+  if (s.empty()) return {};
+  return {s.x.subspan(begin, count), s.y.subspan(begin, count), s.z.subspan(begin, count)};
+}
+
+}  // namespace
+
+// One animated entity (a character): its buffers, allocated when it appears or its skeleton or mesh
+// changes.
+struct Animated {
+  std::uint32_t index = 0;
+  std::uint32_t generation = 0;
+  SkeletonId skeleton_id = SkeletonId::None;
+  MeshId mesh_id = MeshId::None;
+  const Skeleton* skeleton = nullptr;
+  const SkinnedMesh* mesh = nullptr;
+  bool rejected = false;
+  bool layer_reported = false;  // a skipped layer was logged since the last configure
+  std::array<SamplingCache, kMaxPlayerLayers> caches;
+  std::vector<JointTransform> layer_poses;  // kMaxPlayerLayers x joints
+  std::vector<JointTransform> local;
+  std::vector<glm::mat4> model;
+  std::vector<glm::mat4> palette;
+  std::vector<float> px, py, pz, nx, ny, nz;
+  SkinnedBounds bounds{};
+  std::uint32_t first_batch = 0;
+  std::uint32_t batch_count = 0;
+};
+
+struct SkinBatch {
+  Animated* character = nullptr;
+  std::uint32_t begin = 0;
+  std::uint32_t count = 0;
+  SkinnedBounds bounds{};
+};
+
+struct Animation::Impl {
+  std::vector<std::unique_ptr<Asset<Skeleton>>> skeletons;
+  std::vector<std::unique_ptr<Asset<Clip>>> clips;
+  std::vector<std::unique_ptr<Asset<SkinnedMesh>>> meshes;
+  std::vector<std::unique_ptr<Asset<std::vector<float>>>> masks;
+
+  std::vector<std::uint32_t> slot_of;  // entity index -> position in `characters`, or kNone
+  std::vector<std::unique_ptr<Animated>> characters;
+  std::vector<Animated*> posed;  // characters not rejected, in `characters` order
+  std::vector<SkinBatch> batches;
+};
+
+Animation::Animation(AnimationConfig config, std::uint32_t entity_capacity)
+    : config_(config), impl_(std::make_unique<Impl>()) {
+  impl_->slot_of.assign(entity_capacity, kNone);
+}
+
+Animation::~Animation() = default;
+
+Status Animation::validate(const AnimationConfig& c) {
+  if (c.skin_batch_vertices < 64 || c.skin_batch_vertices > (1u << 20))
+    return Status::error("AnimationConfig: skin_batch_vertices " +
+                         to_string(c.skin_batch_vertices) + " outside [64, 1048576]");
+  if (!std::isfinite(c.blend_threshold) || c.blend_threshold <= 0.0f)
+    return Status::error("AnimationConfig: blend_threshold must be finite and > 0");
+  return {};
+}
+
+core::Result<SkeletonId> Animation::add_skeleton(Skeleton skeleton) {
+  if (skeleton.joint_count() == 0) return Status::error("add_skeleton: empty skeleton");
+  return push<SkeletonId>(impl_->skeletons, std::move(skeleton), SkeletonId::None);
+}
+
+core::Result<ClipId> Animation::add_clip(Clip clip, SkeletonId skeleton) {
+  const Skeleton* s = this->skeleton(skeleton);
+  if (s == nullptr)
+    return Status::error("add_clip '" + clip.name() + "': unknown skeleton id " +
+                         to_string(static_cast<std::uint32_t>(skeleton)));
+  if (Status ok = clip.check_skeleton(*s); !ok) return Status::error("add_clip: " + ok.message());
+  return push<ClipId>(impl_->clips, std::move(clip), skeleton);
+}
+
+core::Result<MeshId> Animation::add_mesh(SkinnedMesh mesh, SkeletonId skeleton) {
+  const Skeleton* s = this->skeleton(skeleton);
+  if (s == nullptr)
+    return Status::error("add_mesh: unknown skeleton id " +
+                         to_string(static_cast<std::uint32_t>(skeleton)));
+  if (Status ok = check_mesh(mesh, s->joint_count()); !ok)
+    return Status::error("add_mesh: " + ok.message());
+  return push<MeshId>(impl_->meshes, std::move(mesh), skeleton);
+}
+
+core::Result<MaskId> Animation::add_mask(std::vector<float> joint_weights, SkeletonId skeleton) {
+  const Skeleton* s = this->skeleton(skeleton);
+  if (s == nullptr)
+    return Status::error("add_mask: unknown skeleton id " +
+                         to_string(static_cast<std::uint32_t>(skeleton)));
+  if (joint_weights.size() != static_cast<std::size_t>(s->joint_count()))
+    return Status::error("add_mask: " + to_string(joint_weights.size()) + " weights for " +
+                         to_string(s->joint_count()) + " joints");
+  for (std::size_t j = 0; j < joint_weights.size(); ++j)
+    if (!std::isfinite(joint_weights[j]) || joint_weights[j] < 0.0f)
+      return Status::error("add_mask: joint " + to_string(j) + ": weight must be finite and >= 0");
+  return push<MaskId>(impl_->masks, std::move(joint_weights), skeleton);
+}
+
+const Skeleton* Animation::skeleton(SkeletonId id) const {
+  const auto* a = find_asset(impl_->skeletons, id);
+  return a ? &a->value : nullptr;
+}
+const Clip* Animation::clip(ClipId id) const {
+  const auto* a = find_asset(impl_->clips, id);
+  return a ? &a->value : nullptr;
+}
+SkeletonId Animation::clip_skeleton(ClipId id) const {
+  const auto* a = find_asset(impl_->clips, id);
+  return a ? a->skeleton : SkeletonId::None;
+}
+const SkinnedMesh* Animation::mesh(MeshId id) const {
+  const auto* a = find_asset(impl_->meshes, id);
+  return a ? &a->value : nullptr;
+}
+SkeletonId Animation::mesh_skeleton(MeshId id) const {
+  const auto* a = find_asset(impl_->meshes, id);
+  return a ? a->skeleton : SkeletonId::None;
+}
+
+CharacterView Animation::view(Entity entity) const {
+  if (entity.index >= impl_->slot_of.size() || impl_->slot_of[entity.index] == kNone) return {};
+  const Animated& c = *impl_->characters[impl_->slot_of[entity.index]];
+  if (c.generation != entity.generation || c.rejected) return {};
+  CharacterView v{.valid = true, .local = c.local, .model = c.model, .palette = c.palette};
+  if (c.mesh != nullptr) {
+    v.positions = {c.px, c.py, c.pz};
+    if (config_.skin_normals) v.normals = {c.nx, c.ny, c.nz};
+    v.bounds = c.bounds;
+  }
+  return v;
+}
+
+void Animation::advance(float dt, AnimationPlayer& player) const {
+  for (AnimationLayer& layer : player.layers) {
+    const Clip* c = clip(layer.clip);
+    if (c == nullptr) continue;
+    const float d = c->duration();
+    float t = layer.time + dt * layer.speed;
+    if (!std::isfinite(t)) t = 0.0f;
+    if (layer.loop) {
+      t = std::fmod(t, d);
+      if (t < 0.0f) t += d;
+      if (t >= d) t = 0.0f;  // -tiny + d rounds to d
+    } else {
+      t = std::clamp(t, 0.0f, d);
+    }
+    layer.time = t;
+  }
+}
+
+namespace {
+
+// Points the character at its assets and sizes its buffers; false (with the reason logged) when
+// the references are bad.
+bool configure(Animated& c, const Animation& anim, SkeletonId skeleton, MeshId mesh) {
+  c.skeleton_id = skeleton;
+  c.mesh_id = mesh;
+  c.layer_reported = false;
+  c.skeleton = anim.skeleton(skeleton);
+  c.mesh = mesh == MeshId::None ? nullptr : anim.mesh(mesh);
+  std::string why;
+  if (c.skeleton == nullptr)
+    why = "unknown skeleton id " + to_string(static_cast<std::uint32_t>(skeleton));
+  else if (mesh != MeshId::None && c.mesh == nullptr)
+    why = "unknown mesh id " + to_string(static_cast<std::uint32_t>(mesh));
+  else if (c.mesh != nullptr && anim.mesh_skeleton(mesh) != skeleton)
+    why = "mesh " + to_string(static_cast<std::uint32_t>(mesh)) + " was made for another skeleton";
+  c.rejected = !why.empty();
+  if (c.rejected) {
+    SPINDLE_LOG_ERROR(Anim, "animation: entity %u rejected: %s", c.index, why.c_str());
+    return false;
+  }
+  const std::size_t joints = static_cast<std::size_t>(c.skeleton->joint_count());
+  for (SamplingCache& cache : c.caches) cache.resize(static_cast<int>(joints));
+  c.layer_poses.assign(joints * kMaxPlayerLayers, JointTransform{});
+  c.local.assign(joints, JointTransform{});
+  c.model.assign(joints, glm::mat4(1.0f));
+  c.palette.assign(joints, glm::mat4(1.0f));
+  const std::size_t n = c.mesh != nullptr ? c.mesh->vertex_count() : 0;
+  const std::size_t nn = n > 0 && anim.config().skin_normals && !c.mesh->nx.empty() ? n : 0;
+  for (auto* v : {&c.px, &c.py, &c.pz}) v->assign(n, 0.0f);
+  for (auto* v : {&c.nx, &c.ny, &c.nz}) v->assign(nn, 0.0f);
+  return true;
+}
+
+}  // namespace
+
+void Animation::pose(core::StageContext& ctx) {
+  core::World& world = ctx.world();
+  Impl& m = *impl_;
+  const auto* players = world.storage<AnimationPlayer>();
+  const auto* instances = world.storage<SkinnedMeshInstance>();
+
+  // Bookkeeping: drop characters whose entity died or lost its player, add new ones, reconfigure
+  // those whose skeleton or mesh changed. Only changes allocate.
+  bool changed = false;
+  std::size_t kept = 0;
+  for (std::unique_ptr<Animated>& c : m.characters) {
+    const bool gone = !world.alive(Entity{c->index, c->generation}) || !players->has(c->index);
+    if (gone) {
+      m.slot_of[c->index] = kNone;
+      c.reset();
+      changed = true;
+    } else {
+      m.characters[kept++] = std::move(c);
+    }
+  }
+  m.characters.resize(kept);
+  if (changed)
+    for (std::size_t i = 0; i < kept; ++i)
+      m.slot_of[m.characters[i]->index] = static_cast<std::uint32_t>(i);
+  const std::uint32_t* generations = world.entity_generations();
+  for (std::uint32_t index : players->entities()) {
+    const SkeletonId skeleton = players->get(index)->skeleton;
+    const SkinnedMeshInstance* inst = instances != nullptr ? instances->get(index) : nullptr;
+    const MeshId mesh = inst != nullptr ? inst->mesh : MeshId::None;
+    Animated* c = nullptr;
+    if (m.slot_of[index] == kNone) {
+      m.slot_of[index] = static_cast<std::uint32_t>(m.characters.size());
+      m.characters.push_back(std::make_unique<Animated>());
+      c = m.characters.back().get();
+      c->index = index;
+      c->generation = generations[index];
+    } else {
+      c = m.characters[m.slot_of[index]].get();
+      if (c->skeleton_id == skeleton && c->mesh_id == mesh &&
+          (c->skeleton != nullptr || c->rejected))
+        continue;
+    }
+    configure(*c, *this, skeleton, mesh);
+    ++stats_.rebuilds;
+    changed = true;
+  }
+  if (changed) {
+    m.posed.clear();
+    m.batches.clear();
+    std::uint32_t rejected = 0;
+    for (const std::unique_ptr<Animated>& c : m.characters) {
+      if (c->rejected) {
+        ++rejected;
+        continue;
+      }
+      m.posed.push_back(c.get());
+      const std::uint32_t n = c->mesh != nullptr ? static_cast<std::uint32_t>(c->px.size()) : 0;
+      c->first_batch = static_cast<std::uint32_t>(m.batches.size());
+      for (std::uint32_t b = 0; b < n; b += config_.skin_batch_vertices)
+        m.batches.push_back({c.get(), b, std::min(config_.skin_batch_vertices, n - b)});
+      c->batch_count = static_cast<std::uint32_t>(m.batches.size()) - c->first_batch;
+    }
+    stats_.rejected = rejected;
+    stats_.characters = static_cast<std::uint32_t>(m.posed.size());
+    stats_.batches = static_cast<std::uint32_t>(m.batches.size());
+    stats_.skinned = 0;
+    stats_.vertices = 0;
+    for (const Animated* c : m.posed) {
+      stats_.skinned += c->mesh != nullptr;
+      stats_.vertices += c->px.size();
+    }
+  }
+
+  const float threshold = config_.blend_threshold;
+  ctx.parallel_for(static_cast<std::uint32_t>(m.posed.size()), [&](std::uint32_t b,
+                                                                   std::uint32_t e) {
+    for (std::uint32_t i = b; i < e; ++i) {
+      Animated& c = *m.posed[i];
+      const AnimationPlayer& player = *players->get(c.index);
+      const std::size_t joints = c.local.size();
+      std::array<BlendLayer, kMaxPlayerLayers> normal{};
+      std::array<BlendLayer, kMaxPlayerLayers> additive{};
+      std::size_t normal_count = 0, additive_count = 0;
+      for (int k = 0; k < kMaxPlayerLayers; ++k) {
+        const AnimationLayer& layer = player.layers[static_cast<std::size_t>(k)];
+        if (layer.clip == ClipId::None) continue;
+        const auto* clip_asset = find_asset(m.clips, layer.clip);
+        const auto* mask_asset =
+            layer.mask == MaskId::None ? nullptr : find_asset(m.masks, layer.mask);
+        const bool good = clip_asset != nullptr && clip_asset->skeleton == c.skeleton_id &&
+                          (layer.mask == MaskId::None ||
+                           (mask_asset != nullptr && mask_asset->skeleton == c.skeleton_id)) &&
+                          std::isfinite(layer.time) && std::isfinite(layer.weight) &&
+                          layer.weight >= 0.0f;
+        if (!good) {
+          bad_layers_.fetch_add(1, std::memory_order_relaxed);
+          if (!c.layer_reported) {
+            c.layer_reported = true;
+            SPINDLE_LOG_ERROR(Anim,
+                              "animation: entity %u layer %d skipped: unknown clip or mask, one "
+                              "made for another skeleton, or a non-finite time or weight",
+                              c.index, k);
+          }
+          continue;
+        }
+        const std::span<JointTransform> pose =
+            std::span(c.layer_poses).subspan(static_cast<std::size_t>(k) * joints, joints);
+        SamplingJob sample{.clip = &clip_asset->value,
+                           .time = layer.time,
+                           .cache = &c.caches[static_cast<std::size_t>(k)],
+                           .output = pose};
+        [[maybe_unused]] const Status sampled = sample.run();
+        SPINDLE_ASSERT(sampled.ok(), "animation: sampling a checked clip cannot fail");
+        const BlendLayer blend{.pose = pose,
+                               .weight = layer.weight,
+                               .joint_weights = mask_asset != nullptr
+                                                    ? std::span<const float>(mask_asset->value)
+                                                    : std::span<const float>{}};
+        if (layer.additive)
+          additive[additive_count++] = blend;
+        else
+          normal[normal_count++] = blend;
+      }
+      const BlendingJob blend{.rest_pose = c.skeleton->rest_pose(),
+                              .layers = std::span(normal).first(normal_count),
+                              .additive_layers = std::span(additive).first(additive_count),
+                              .threshold = threshold,
+                              .output = c.local};
+      const LocalToModelJob to_model{.skeleton = c.skeleton, .local = c.local, .model = c.model};
+      const PaletteJob palette{
+          .model = c.model, .inverse_binds = c.skeleton->inverse_binds(), .palette = c.palette};
+      [[maybe_unused]] const bool ok = blend.run() && to_model.run() && palette.run();
+      SPINDLE_ASSERT(ok, "animation: the pose jobs cannot fail on checked inputs");
+    }
+  });
+  stats_.bad_layers = bad_layers_.load(std::memory_order_relaxed);
+}
+
+void Animation::skin(core::StageContext& ctx) {
+  Impl& m = *impl_;
+  const bool normals = config_.skin_normals;
+  ctx.parallel_for(static_cast<std::uint32_t>(m.batches.size()), [&](std::uint32_t b,
+                                                                     std::uint32_t e) {
+    for (std::uint32_t i = b; i < e; ++i) {
+      SkinBatch& batch = m.batches[i];
+      Animated& c = *batch.character;
+      const SkinnedMesh& mesh = *c.mesh;
+      const std::size_t begin = batch.begin, n = batch.count;
+      const std::size_t slots = begin * kMaxInfluences, slot_count = n * kMaxInfluences;
+      const bool with_normals = normals && !c.nx.empty();
+      SkinningJob job{
+          .palette = c.palette,
+          .joint_indices = std::span(mesh.joint_indices).subspan(slots, slot_count),
+          .joint_weights = std::span(mesh.joint_weights).subspan(slots, slot_count),
+          .in_positions = sub(mesh.positions(), begin, n),
+          .in_normals = with_normals ? sub(mesh.normals(), begin, n) : ConstStream3{},
+          .out_positions = {std::span(c.px).subspan(begin, n), std::span(c.py).subspan(begin, n),
+                            std::span(c.pz).subspan(begin, n)},
+      };
+      if (with_normals)
+        job.out_normals = {std::span(c.nx).subspan(begin, n), std::span(c.ny).subspan(begin, n),
+                           std::span(c.nz).subspan(begin, n)};
+      [[maybe_unused]] const Status skinned = job.run();
+      SPINDLE_ASSERT(skinned.ok(), "animation: skinning a checked mesh cannot fail");
+      const float* xs[3] = {c.px.data() + begin, c.py.data() + begin, c.pz.data() + begin};
+      for (int axis = 0; axis < 3; ++axis) {
+        float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+        for (std::size_t v = 0; v < n; ++v) {
+          lo = std::min(lo, xs[axis][v]);
+          hi = std::max(hi, xs[axis][v]);
+        }
+        batch.bounds.min[axis] = lo;
+        batch.bounds.max[axis] = hi;
+      }
+    }
+  });
+  auto* bounds = ctx.world().storage<SkinnedBounds>();
+  for (Animated* c : m.posed) {
+    if (c->batch_count == 0) continue;
+    SkinnedBounds total = m.batches[c->first_batch].bounds;
+    for (std::uint32_t k = 1; k < c->batch_count; ++k) {
+      const SkinnedBounds& b = m.batches[c->first_batch + k].bounds;
+      total.min = glm::min(total.min, b.min);
+      total.max = glm::max(total.max, b.max);
+    }
+    c->bounds = total;
+    if (SkinnedBounds* out = bounds != nullptr ? bounds->get(c->index) : nullptr) *out = total;
+  }
+}
+
+void AnimationPlugin::build(core::Engine& engine) {
+  if (const Status ok = Animation::validate(config_); !ok) {
+    SPINDLE_LOG_ERROR(Anim, "%s", ok.c_str());
+    SPINDLE_ASSERT(false, "AnimationPlugin: invalid AnimationConfig (see the log)");
+  }
+  core::World& world = engine.world();
+  world.register_component<AnimationPlayer>("animation_player");
+  world.register_component<SkinnedMeshInstance>("skinned_mesh");
+  world.register_component<SkinnedBounds>("skinned_bounds");
+  animation_ = &world.set_resource<Animation>(config_, world.capacity());
+  Animation* a = animation_;
+  engine.add_system<AnimationPlayer>(
+      "anim_advance",
+      [a](core::StageContext& ctx, Entity, AnimationPlayer& player) {
+        a->advance(ctx.dt(), player);
+      },
+      core::Phase::Animation, {}, core::Access{}.read<Animation>());
+  engine.add_stage(
+      {.name = "anim_pose",
+       .phase = core::Phase::Animation,
+       .access = core::Access{}.read<AnimationPlayer, SkinnedMeshInstance>().write<Animation>(),
+       .run = [a](core::StageContext& ctx) { a->pose(ctx); },
+       .simulation = false});
+  engine.add_stage({.name = "anim_skin",
+                    .phase = core::Phase::Animation,
+                    .access = core::Access{}.write<Animation, SkinnedBounds>(),
+                    .after = {"anim_pose"},
+                    .run = [a](core::StageContext& ctx) { a->skin(ctx); },
+                    .simulation = false});
+}
+
+}  // namespace spindle::anim

@@ -1,0 +1,60 @@
+// A steady-state animation frame allocates nothing: 60 characters posed from two normal layers and
+// a masked additive layer, skinned in batches, in every job mode. Characters appearing or
+// changing their skeleton or mesh allocate their buffers once; that is not steady state.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include <spindle/anim/animation_plugin.h>
+#include <spindle/anim/procedural.h>
+#include <spindle/core/engine.h>
+
+#include "alloc_counter.h"
+
+namespace spindle::anim {
+namespace {
+
+TEST(AnimationAlloc, SteadyStateFramesAllocateNothing) {
+  SPINDLE_REQUIRE_ALLOCATION_COUNTING();
+  const Character c = make_character({.seed = 5, .joint_count = 50, .vertex_count = 1500}).value();
+  for (jobs::Mode mode : {jobs::Mode::Single, jobs::Mode::Static, jobs::Mode::Dynamic}) {
+    if (!jobs::mode_available(mode)) continue;
+    core::EngineConfig config;
+    config.mode = mode;
+    config.workers = mode == jobs::Mode::Single ? 1 : 2;
+    config.pin_workers = false;
+    config.entity_capacity = 1024;
+    core::Engine engine(config);
+    AnimationConfig ac;
+    ac.skin_batch_vertices = 256;
+    Animation& anim = engine.add_plugin<AnimationPlugin>(ac).animation();
+    const SkeletonId sk = anim.add_skeleton(c.skeleton).value();
+    const ClipId walk = anim.add_clip(c.walk, sk).value();
+    const ClipId idle = anim.add_clip(c.idle, sk).value();
+    const MeshId mesh = anim.add_mesh(c.mesh, sk).value();
+    std::vector<float> upper(50, 0.0f);
+    for (std::size_t j = 25; j < 50; ++j) upper[j] = 1.0f;
+    const MaskId mask = anim.add_mask(upper, sk).value();
+    core::World& world = engine.world();
+    for (int i = 0; i < 60; ++i) {
+      AnimationPlayer p{.skeleton = sk};
+      const float f = static_cast<float>(i);
+      p.layers[0] = {.clip = walk, .time = 0.01f * f, .speed = 1.0f + 0.01f * f, .weight = 0.6f};
+      p.layers[1] = {.clip = idle, .time = 0.05f * f, .weight = 0.4f};
+      p.layers[2] = {.clip = idle, .time = 0.5f, .weight = 0.3f, .mask = mask, .additive = true};
+      const core::Entity e = world.create();
+      world.add<AnimationPlayer>(e, p);
+      world.add<SkinnedMeshInstance>(e, SkinnedMeshInstance{mesh});
+      world.add<SkinnedBounds>(e, SkinnedBounds{});
+    }
+    for (int i = 0; i < 30; ++i) engine.step();
+    const long before = ::spindle::test::heap_allocations();
+    for (int i = 0; i < 60; ++i) engine.step();
+    EXPECT_EQ(::spindle::test::heap_allocations() - before, 0) << jobs::to_string(mode);
+    EXPECT_EQ(anim.stats().characters, 60u);
+    EXPECT_EQ(anim.stats().vertices, 60u * 1500u);
+  }
+}
+
+}  // namespace
+}  // namespace spindle::anim

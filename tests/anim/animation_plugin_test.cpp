@@ -1,0 +1,372 @@
+// The animation stages in the world: results equal the jobs run by hand, time advance rules,
+// bad references, entity lifecycle, and bit-identical output in every mode and worker count.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include <spindle/anim/animation_plugin.h>
+#include <spindle/anim/blending_job.h>
+#include <spindle/anim/local_to_model_job.h>
+#include <spindle/anim/procedural.h>
+#include <spindle/anim/sampling_job.h>
+#include <spindle/anim/skinning_job.h>
+#include <spindle/core/engine.h>
+#include <spindle/core/hash.h>
+
+#include "modes.h"
+
+namespace spindle::anim {
+namespace {
+
+core::EngineConfig config(jobs::Mode mode, std::uint32_t workers = 2) {
+  core::EngineConfig c;
+  c.mode = mode;
+  c.workers = mode == jobs::Mode::Single ? 1 : workers;
+  c.pin_workers = false;
+  c.entity_capacity = 4096;
+  return c;
+}
+
+struct Assets {
+  SkeletonId skeleton;
+  ClipId walk, idle, idle_additive;
+  MeshId mesh;
+  MaskId upper;
+};
+
+Character make(std::uint64_t seed, int joints = 24, int vertices = 900) {
+  core::Result<Character> r =
+      make_character({.seed = seed, .joint_count = joints, .vertex_count = vertices});
+  EXPECT_TRUE(r) << r.message();
+  return std::move(r.value());
+}
+
+Assets add_assets(Animation& anim, const Character& c) {
+  Assets a;
+  a.skeleton = anim.add_skeleton(c.skeleton).value();
+  a.walk = anim.add_clip(c.walk, a.skeleton).value();
+  a.idle = anim.add_clip(c.idle, a.skeleton).value();
+  a.idle_additive = anim.add_clip(c.idle, a.skeleton).value();
+  a.mesh = anim.add_mesh(c.mesh, a.skeleton).value();
+  std::vector<float> mask(static_cast<std::size_t>(c.skeleton.joint_count()), 0.0f);
+  for (std::size_t j = mask.size() / 2; j < mask.size(); ++j) mask[j] = 1.0f;
+  a.upper = anim.add_mask(std::move(mask), a.skeleton).value();
+  return a;
+}
+
+AnimationPlayer two_clip_player(const Assets& a, float phase, float blend) {
+  AnimationPlayer p{.skeleton = a.skeleton};
+  p.layers[0] = {.clip = a.walk, .time = phase, .speed = 1.0f, .weight = 1.0f - blend};
+  p.layers[1] = {.clip = a.idle, .time = 2.0f * phase, .speed = 0.5f, .weight = blend};
+  return p;
+}
+
+// The character's view, hashed bit for bit.
+std::uint64_t hash_view(const CharacterView& v) {
+  core::Hasher h;
+  auto add = [&](const void* p, std::size_t bytes) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < bytes; i += 8) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, b + i, std::min<std::size_t>(8, bytes - i));
+      h.add(word);
+    }
+  };
+  add(v.palette.data(), v.palette.size_bytes());
+  for (auto s :
+       {v.positions.x, v.positions.y, v.positions.z, v.normals.x, v.normals.y, v.normals.z})
+    add(s.data(), s.size_bytes());
+  add(&v.bounds, sizeof v.bounds);
+  return h.value();
+}
+
+TEST(AnimationPlugin, OneCharacterMatchesTheJobsRunByHand) {
+  const Character c = make(11);
+  core::Engine engine(config(jobs::Mode::Single));
+  Animation& anim = engine.add_plugin<AnimationPlugin>().animation();
+  const Assets a = add_assets(anim, c);
+  core::World& world = engine.world();
+  const core::Entity e = world.create();
+  AnimationPlayer p = two_clip_player(a, 0.25f, 0.3f);
+  p.layers[2] = {.clip = a.idle_additive,
+                 .time = 0.5f,
+                 .speed = 0.0f,
+                 .weight = 0.4f,
+                 .mask = a.upper,
+                 .additive = true};
+  world.add<AnimationPlayer>(e, p);
+  world.add<SkinnedMeshInstance>(e, SkinnedMeshInstance{a.mesh});
+  world.add<SkinnedBounds>(e, SkinnedBounds{});
+  for (int i = 0; i < 7; ++i) engine.step();
+
+  // By hand: the times after 7 fixed steps, then the same jobs at the player's times.
+  const float dt = static_cast<float>(core::ns_to_seconds(engine.config().fixed_step_ns));
+  float t0 = 0.25f, t1 = 0.5f;
+  for (int i = 0; i < 7; ++i) {
+    t0 = std::fmod(t0 + dt, c.walk.duration());
+    t1 = std::fmod(t1 + dt * 0.5f, c.idle.duration());
+  }
+  const AnimationPlayer& now = *world.get<AnimationPlayer>(e);
+  EXPECT_FLOAT_EQ(now.layers[0].time, t0);
+  EXPECT_FLOAT_EQ(now.layers[1].time, t1);
+  EXPECT_EQ(now.layers[2].time, 0.5f) << "speed 0 holds";
+
+  const std::size_t joints = static_cast<std::size_t>(c.skeleton.joint_count());
+  std::vector<JointTransform> walk(joints), idle(joints), delta(joints), local(joints);
+  SamplingCache k0(c.skeleton.joint_count()), k1(k0), k2(k0);
+  t0 = now.layers[0].time;
+  t1 = now.layers[1].time;
+  ASSERT_TRUE(SamplingJob({.clip = &c.walk, .time = t0, .cache = &k0, .output = walk}).run());
+  ASSERT_TRUE(SamplingJob({.clip = &c.idle, .time = t1, .cache = &k1, .output = idle}).run());
+  ASSERT_TRUE(SamplingJob({.clip = &c.idle, .time = 0.5f, .cache = &k2, .output = delta}).run());
+  std::vector<float> mask(joints, 0.0f);
+  for (std::size_t j = joints / 2; j < joints; ++j) mask[j] = 1.0f;
+  const BlendLayer layers[] = {{.pose = walk, .weight = 0.7f}, {.pose = idle, .weight = 0.3f}};
+  const BlendLayer additive[] = {{.pose = delta, .weight = 0.4f, .joint_weights = mask}};
+  ASSERT_TRUE(BlendingJob({.rest_pose = c.skeleton.rest_pose(),
+                           .layers = layers,
+                           .additive_layers = additive,
+                           .output = local})
+                  .run());
+  std::vector<glm::mat4> model(joints), palette(joints);
+  ASSERT_TRUE(LocalToModelJob({.skeleton = &c.skeleton, .local = local, .model = model}).run());
+  ASSERT_TRUE(
+      PaletteJob({.model = model, .inverse_binds = c.skeleton.inverse_binds(), .palette = palette})
+          .run());
+  const std::size_t n = c.mesh.vertex_count();
+  std::vector<float> px(n), py(n), pz(n), nx(n), ny(n), nz(n);
+  ASSERT_TRUE(SkinningJob({.palette = palette,
+                           .joint_indices = c.mesh.joint_indices,
+                           .joint_weights = c.mesh.joint_weights,
+                           .in_positions = c.mesh.positions(),
+                           .in_normals = c.mesh.normals(),
+                           .out_positions = {px, py, pz},
+                           .out_normals = {nx, ny, nz}})
+                  .run());
+
+  const CharacterView v = anim.view(e);
+  ASSERT_TRUE(v.valid);
+  ASSERT_EQ(v.palette.size(), joints);
+  EXPECT_EQ(std::memcmp(v.palette.data(), palette.data(), joints * sizeof(glm::mat4)), 0);
+  ASSERT_EQ(v.positions.size(), n);
+  ASSERT_EQ(v.normals.size(), n);
+  EXPECT_EQ(std::memcmp(v.positions.x.data(), px.data(), n * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(v.positions.z.data(), pz.data(), n * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(v.normals.y.data(), ny.data(), n * sizeof(float)), 0);
+  glm::vec3 lo(INFINITY), hi(-INFINITY);
+  for (std::size_t i = 0; i < n; ++i) {
+    lo = glm::min(lo, glm::vec3(px[i], py[i], pz[i]));
+    hi = glm::max(hi, glm::vec3(px[i], py[i], pz[i]));
+  }
+  const SkinnedBounds& b = *world.get<SkinnedBounds>(e);
+  EXPECT_EQ(b.min, lo);
+  EXPECT_EQ(b.max, hi);
+  EXPECT_EQ(v.bounds.max, hi);
+  EXPECT_GT(hi.y - lo.y, 1.0f) << "a standing character";
+  EXPECT_EQ(anim.stats().characters, 1u);
+  EXPECT_EQ(anim.stats().vertices, n);
+  EXPECT_EQ(anim.stats().batches, (n + 1023) / 1024);
+}
+
+TEST(AnimationPlugin, AdvanceWrapsLoopsClampsOthersAndRestartsNonFiniteTimes) {
+  const Character c = make(12);
+  Animation anim(AnimationConfig{}, 16);
+  const Assets a = add_assets(anim, c);
+  const float d = c.walk.duration();
+  AnimationPlayer p{.skeleton = a.skeleton};
+  p.layers[0] = {.clip = a.walk, .time = d - 0.01f, .speed = 1.0f};
+  p.layers[1] = {.clip = a.walk, .time = 0.01f, .speed = -1.0f};
+  p.layers[2] = {.clip = a.walk, .time = d - 0.01f, .speed = 2.0f, .loop = false};
+  p.layers[3] = {.clip = a.walk, .time = NAN, .speed = 1.0f};
+  anim.advance(0.05f, p);
+  EXPECT_NEAR(p.layers[0].time, 0.04f, 1e-5f);
+  EXPECT_NEAR(p.layers[1].time, d - 0.04f, 1e-5f);
+  EXPECT_EQ(p.layers[2].time, d);
+  EXPECT_EQ(p.layers[3].time, 0.0f);
+  p.layers[2].speed = -100.0f;
+  anim.advance(0.05f, p);
+  EXPECT_EQ(p.layers[2].time, 0.0f);
+  for (int i = 0; i < 10000; ++i) anim.advance(0.37f, p);
+  for (const AnimationLayer& l : p.layers) {
+    EXPECT_GE(l.time, 0.0f);
+    EXPECT_LE(l.time, d);
+  }
+  AnimationLayer off{.clip = ClipId::None, .time = 3.0f};
+  p.layers[0] = off;
+  anim.advance(1.0f, p);
+  EXPECT_EQ(p.layers[0].time, 3.0f) << "a layer without a clip is left alone";
+}
+
+TEST(AnimationPlugin, AssetsAreCheckedAgainstTheirSkeleton) {
+  const Character small = make(13, 20, 100);
+  const Character big = make(14, 30, 100);
+  Animation anim(AnimationConfig{}, 16);
+  const SkeletonId s20 = anim.add_skeleton(small.skeleton).value();
+  auto err = [](const auto& r, const char* what) {
+    ASSERT_FALSE(r) << what;
+    EXPECT_NE(r.message().find(what), std::string::npos) << r.message();
+  };
+  err(anim.add_clip(big.walk, s20), "add_clip: clip 'walk'");
+  err(anim.add_clip(small.walk, SkeletonId{9}), "unknown skeleton id 9");
+  err(anim.add_mesh(big.mesh, s20), "joint index");
+  err(anim.add_mask(std::vector<float>(19, 1.0f), s20), "19 weights for 20 joints");
+  std::vector<float> nan_mask(20, 1.0f);
+  nan_mask[4] = NAN;
+  err(anim.add_mask(nan_mask, s20), "joint 4");
+  err(anim.add_skeleton(Skeleton{}), "empty skeleton");
+  EXPECT_EQ(anim.clip(ClipId{1}), nullptr) << "nothing was added by the failures";
+  EXPECT_EQ(anim.mesh(MeshId{1}), nullptr);
+  ASSERT_TRUE(anim.add_clip(small.walk, s20));
+  EXPECT_EQ(anim.clip_skeleton(ClipId{1}), s20);
+  EXPECT_EQ(anim.clip(ClipId{0}), nullptr);
+  EXPECT_EQ(anim.clip(ClipId{2}), nullptr);
+}
+
+TEST(AnimationPlugin, BadReferencesRejectOrSkipAndRecoverWhenFixed) {
+  const Character c = make(15);
+  const Character other = make(16, 30, 100);
+  core::Engine engine(config(jobs::Mode::Single));
+  Animation& anim = engine.add_plugin<AnimationPlugin>().animation();
+  const Assets a = add_assets(anim, c);
+  const SkeletonId s_other = anim.add_skeleton(other.skeleton).value();
+  const ClipId other_walk = anim.add_clip(other.walk, s_other).value();
+  const MeshId other_mesh = anim.add_mesh(other.mesh, s_other).value();
+  core::World& world = engine.world();
+
+  const core::Entity unknown = world.create();
+  world.add<AnimationPlayer>(unknown, AnimationPlayer{.skeleton = SkeletonId{77}});
+  const core::Entity wrong_mesh = world.create();
+  world.add<AnimationPlayer>(wrong_mesh, two_clip_player(a, 0, 0.5f));
+  world.add<SkinnedMeshInstance>(wrong_mesh, SkinnedMeshInstance{other_mesh});
+  const core::Entity bad_layer = world.create();
+  AnimationPlayer p = two_clip_player(a, 0, 0.5f);
+  p.layers[1].clip = other_walk;  // another skeleton's clip
+  p.layers[2] = {.clip = ClipId{999}};
+  world.add<AnimationPlayer>(bad_layer, p);
+  world.add<SkinnedMeshInstance>(bad_layer, SkinnedMeshInstance{a.mesh});
+  engine.step();
+  EXPECT_FALSE(anim.view(unknown).valid);
+  EXPECT_FALSE(anim.view(wrong_mesh).valid);
+  EXPECT_TRUE(anim.view(bad_layer).valid);
+  EXPECT_EQ(anim.stats().rejected, 2u);
+  EXPECT_EQ(anim.stats().characters, 1u);
+  EXPECT_EQ(anim.stats().bad_layers, 2u);
+  engine.step();
+  EXPECT_EQ(anim.stats().bad_layers, 4u) << "skipped again every frame";
+
+  // The bad layer left only the walk layer: the pose equals walk alone at the same time.
+  const std::uint64_t with_bad = hash_view(anim.view(bad_layer));
+  const core::Entity clean = world.create();
+  AnimationPlayer walk_only = *world.get<AnimationPlayer>(bad_layer);
+  walk_only.layers[1] = {};
+  walk_only.layers[2] = {};
+  world.add<AnimationPlayer>(clean, walk_only);
+  world.add<SkinnedMeshInstance>(clean, SkinnedMeshInstance{a.mesh});
+  world.get<AnimationPlayer>(bad_layer)->layers[0].speed = 0.0f;
+  world.get<AnimationPlayer>(clean)->layers[0].speed = 0.0f;
+  engine.step();
+  EXPECT_EQ(hash_view(anim.view(clean)), hash_view(anim.view(bad_layer)));
+  (void)with_bad;
+
+  world.get<SkinnedMeshInstance>(wrong_mesh)->mesh = a.mesh;
+  world.get<AnimationPlayer>(unknown)->skeleton = a.skeleton;
+  engine.step();
+  EXPECT_TRUE(anim.view(wrong_mesh).valid);
+  EXPECT_TRUE(anim.view(unknown).valid);
+  EXPECT_TRUE(anim.view(unknown).positions.empty()) << "no mesh: a pose only";
+  EXPECT_EQ(anim.view(unknown).palette.size(), c.skeleton.joint_count());
+  EXPECT_EQ(anim.stats().rejected, 0u);
+}
+
+TEST(AnimationPlugin, CharactersFollowTheirEntities) {
+  const Character c = make(17);
+  core::Engine engine(config(jobs::Mode::Single));
+  Animation& anim = engine.add_plugin<AnimationPlugin>().animation();
+  const Assets a = add_assets(anim, c);
+  core::World& world = engine.world();
+  std::vector<core::Entity> es;
+  for (int i = 0; i < 5; ++i) {
+    es.push_back(world.create());
+    world.add<AnimationPlayer>(es.back(), two_clip_player(a, 0.1f * static_cast<float>(i), 0.5f));
+    world.add<SkinnedMeshInstance>(es.back(), SkinnedMeshInstance{a.mesh});
+  }
+  engine.step();
+  EXPECT_EQ(anim.stats().characters, 5u);
+  const std::uint64_t rebuilds = anim.stats().rebuilds;
+  engine.step();
+  EXPECT_EQ(anim.stats().rebuilds, rebuilds) << "steady frames reuse the buffers";
+
+  world.destroy(es[1]);
+  world.remove<SkinnedMeshInstance>(es[2]);
+  world.remove<AnimationPlayer>(es[3]);
+  const core::Entity reused = world.create();  // may take es[1]'s index
+  world.add<AnimationPlayer>(reused, two_clip_player(a, 0.9f, 0.2f));
+  engine.step();
+  EXPECT_FALSE(anim.view(es[1]).valid);
+  EXPECT_TRUE(anim.view(es[2]).valid);
+  EXPECT_TRUE(anim.view(es[2]).positions.empty());
+  EXPECT_FALSE(anim.view(es[3]).valid);
+  EXPECT_TRUE(anim.view(reused).valid);
+  EXPECT_EQ(anim.stats().characters, 4u);
+  EXPECT_EQ(anim.stats().skinned, 2u);
+  EXPECT_EQ(anim.stats().vertices, 2 * c.mesh.vertex_count());
+}
+
+// 40 characters of 2 kinds, 2 normal layers + a masked additive layer, different times and
+// speeds, destroyed and spawned mid-run: the world hash and every character's output are the
+// same in every mode and with 1, 2 and 4 workers.
+std::uint64_t run_crowd(jobs::Mode mode, std::uint32_t workers) {
+  core::Engine engine(config(mode, workers));
+  AnimationConfig ac;
+  ac.skin_batch_vertices = 128;
+  Animation& anim = engine.add_plugin<AnimationPlugin>(ac).animation();
+  const Character kinds[] = {make(21, 30, 700), make(22, 50, 300)};
+  const Assets assets[] = {add_assets(anim, kinds[0]), add_assets(anim, kinds[1])};
+  core::World& world = engine.world();
+  std::vector<core::Entity> es;
+  auto spawn = [&](int i) {
+    const Assets& a = assets[i % 2];
+    AnimationPlayer p =
+        two_clip_player(a, 0.037f * static_cast<float>(i), static_cast<float>(i % 5) / 4.0f);
+    p.layers[0].speed = 0.5f + 0.1f * static_cast<float>(i % 7);
+    if (i % 3 == 0)
+      p.layers[3] = {.clip = a.idle_additive,
+                     .speed = 1.3f,
+                     .weight = 0.5f,
+                     .mask = a.upper,
+                     .additive = true};
+    const core::Entity e = world.create();
+    world.add<AnimationPlayer>(e, p);
+    world.add<SkinnedMeshInstance>(e, SkinnedMeshInstance{a.mesh});
+    world.add<SkinnedBounds>(e, SkinnedBounds{});
+    es.push_back(e);
+  };
+  for (int i = 0; i < 40; ++i) spawn(i);
+  for (int f = 0; f < 30; ++f) {
+    if (f == 10) {
+      world.destroy(es[3]);
+      world.destroy(es[17]);
+      spawn(40);
+    }
+    engine.step();
+  }
+  core::Hasher h;
+  h.add(world.state_hash());
+  for (core::Entity e : es) h.add(anim.view(e).valid ? hash_view(anim.view(e)) : 0u);
+  return h.value();
+}
+
+TEST(AnimationPlugin, SameOutputInEveryModeAndWorkerCount) {
+  const std::uint64_t reference = run_crowd(jobs::Mode::Single, 1);
+  for (jobs::Mode mode : test::available_modes())
+    for (std::uint32_t workers : {1u, 2u, 4u}) {
+      if (mode == jobs::Mode::Single && workers != 1) continue;
+      EXPECT_EQ(run_crowd(mode, workers), reference)
+          << jobs::to_string(mode) << " with " << workers << " workers";
+    }
+}
+
+}  // namespace
+}  // namespace spindle::anim
