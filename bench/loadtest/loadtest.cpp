@@ -50,7 +50,17 @@ struct Options {
   std::string out = "out/loadtest";
   std::uint32_t trace_frames = 8;
   bool pin = true;
+  // Scene parameters given on the command line (--joints 80), by name.
+  std::map<std::string, std::int64_t> params;
 };
+
+// The scene's parameters: its defaults, overridden by the command line.
+std::vector<SceneParam> scene_params(const SceneDef& scene, const Options& o) {
+  std::vector<SceneParam> params = scene.params;
+  for (SceneParam& p : params)
+    if (auto it = o.params.find(p.name); it != o.params.end()) p.value = it->second;
+  return params;
+}
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -127,7 +137,7 @@ report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mo
                           std::uint32_t objects, std::uint32_t repeat) {
   report::Series r;
   core::Engine engine(engine_config(scene, o, mode, objects, false));
-  scene.setup(engine, SceneParams{objects, o.seed});
+  scene.setup(engine, SceneParams{objects, o.seed, scene_params(scene, o)});
   for (std::uint32_t i = 0; i < o.warmup; ++i) engine.step();
   r.scene = scene.name;
   r.mode = jobs::to_string(engine.mode());
@@ -154,7 +164,7 @@ core::Status write_trace(const SceneDef& scene, const Options& o, jobs::Mode mod
   std::vector<std::string> names;
   {
     core::Engine engine(engine_config(scene, o, mode, objects, true));
-    scene.setup(engine, SceneParams{objects, o.seed});
+    scene.setup(engine, SceneParams{objects, o.seed, scene_params(scene, o)});
     for (std::uint32_t i = 0; i < std::max<std::uint32_t>(o.warmup, 5); ++i) engine.step();
     for (std::uint32_t i = 0; i < engine.stage_count(); ++i)
       names.emplace_back(engine.stage_name(static_cast<core::StageId>(i)));
@@ -287,6 +297,16 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   app.add_option("--trace-frames", o.trace_frames, "frames in trace.json (0: no trace)")
       ->check(CLI::Range(0u, 1000u));
   app.add_flag("!--no-pin", o.pin, "do not pin worker threads to cores");
+  // Every registered scene's parameters become flags (one per name; ranges are checked per scene
+  // below, once the scenes are known).
+  for (const std::string& scene_name : scene_names())
+    for (const SceneParam& p : find_scene(scene_name)->params) {
+      const std::string flag = "--" + p.name;
+      if (app.get_option_no_throw(flag) != nullptr) continue;
+      app.add_option_function<std::int64_t>(
+          flag, [&o, name = p.name](std::int64_t v) { o.params[name] = v; },
+          p.description + " (scene " + scene_name + ", default " + std::to_string(p.value) + ")");
+    }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -315,6 +335,24 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
       return 2;
     }
     scenes.push_back(s);
+  }
+  for (const auto& [name, value] : o.params) {
+    bool used = false;
+    for (const SceneDef* scene : scenes)
+      for (const SceneParam& p : scene->params) {
+        if (p.name != name) continue;
+        used = true;
+        if (value < p.min || value > p.max) {
+          err << "spindle_loadtest: --" << name << " " << value << " outside [" << p.min << ", "
+              << p.max << "] (scene " << scene->name << ")\n";
+          return 2;
+        }
+      }
+    if (!used) {
+      err << "spindle_loadtest: --" << name << " is not a parameter of the scenes run ("
+          << join(o.scenes) << ")\n";
+      return 2;
+    }
   }
   for (const std::string& name : o.mode_names) {
     jobs::Mode m;
@@ -346,6 +384,9 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   run.frames = o.frames;
   run.warmup = o.warmup;
   run.repeats = o.repeats;
+  for (const SceneDef* scene : scenes)
+    for (const SceneParam& p : scene_params(*scene, o))
+      run.parameters.emplace_back(scene->name + "." + p.name, p.value);
   for (const SceneDef* scene : scenes)
     for (report::Reference ref : scene->references) {
       ref.scene = scene->name;

@@ -12,14 +12,19 @@
 //   }
 //   SPINDLE_LOADTEST_SCENE(swarm, "tens of thousands of agents", setup_swarm);
 //
-// A scene must be deterministic for a given (objects, seed): the harness checks that every mode
-// ends with the same world hash.
+// A scene must be deterministic for a given (objects, seed, parameters): the harness checks that
+// every mode ends with the same world hash.
+//
+// Parameters: a scene may declare integer parameters (SceneDef::params); each becomes a flag of
+// spindle_loadtest (`--joints 80`), checked against its range, and the setup reads the value with
+// p.param("joints"). The report lists every parameter's value.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <spindle/core/engine.h>
@@ -27,9 +32,22 @@
 
 namespace spindle::loadtest {
 
+// An integer parameter of a scene; `value` is the default in SceneDef::params and this run's value
+// in SceneParams::params.
+struct SceneParam {
+  std::string name;  // the flag is --<name>
+  std::string description;
+  std::int64_t value = 0;
+  std::int64_t min = 0;
+  std::int64_t max = 0;
+};
+
 struct SceneParams {
   std::uint32_t objects = 1000;
   std::uint64_t seed = 1;
+  std::vector<SceneParam> params{};
+  // The value of a declared parameter (asserts that the scene declared it).
+  std::int64_t param(std::string_view name) const;
 };
 
 struct SceneDef {
@@ -40,6 +58,8 @@ struct SceneDef {
   std::function<std::uint32_t(std::uint32_t objects)> capacity;
   // Published numbers the report shows beside this scene's (Reference::scene is filled in).
   std::vector<report::Reference> references{};
+  // Parameters with their defaults and ranges.
+  std::vector<SceneParam> params{};
 };
 
 // Adds a scene; returns true so it can initialise a static. A second scene of the same name
@@ -53,6 +73,8 @@ std::vector<std::string> scene_names();
 void register_builtin_scenes();
 // The Bullet scenes (`spawn`, `boxes`; scenes_physics.cpp), called by register_builtin_scenes().
 void register_physics_scenes();
+// The animation scene (`crowd`; scenes_anim.cpp), called by register_builtin_scenes().
+void register_crowd_scene();
 
 }  // namespace spindle::loadtest
 

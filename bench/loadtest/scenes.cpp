@@ -32,6 +32,14 @@ const SceneDef* find_scene(std::string_view name) {
   return it == registry().end() ? nullptr : &it->second;
 }
 
+std::int64_t SceneParams::param(std::string_view name) const {
+  for (const SceneParam& p : params)
+    if (p.name == name) return p.value;
+  SPINDLE_ASSERTF(false, "scene parameter '%.*s' was not declared", static_cast<int>(name.size()),
+                  name.data());
+  return 0;
+}
+
 std::vector<std::string> scene_names() {
   std::vector<std::string> out;
   for (const auto& [name, def] : registry()) out.push_back(name);
@@ -442,6 +450,7 @@ void register_builtin_scenes() {
   register_scene({"imbalanced", "independent stages of very different cost (serial, skewed, light)",
                   setup_imbalanced, nullptr});
   register_physics_scenes();
+  register_crowd_scene();
 }
 
 }  // namespace spindle::loadtest

@@ -63,6 +63,9 @@ TEST(LoadTestCli, BadArgumentsExitTwoWithAMessage) {
       {{"--workers", "-3", "--out", out}, "--workers"},
       {{"--bogus"}, "bogus"},
       {{"--repeats"}, "--repeats"},
+      {{"--scene", "crowd", "--joints", "3", "--out", out}, "--joints 3 outside [16, 1024]"},
+      {{"--scene", "crowd", "--vertices", "many", "--out", out}, "--vertices"},
+      {{"--scene", "boids", "--joints", "60", "--out", out}, "not a parameter of the scenes run"},
   };
   for (const Case& c : cases) {
     const Result r = run(c.args);
@@ -88,7 +91,7 @@ TEST(LoadTestCli, HelpListsTheFlags) {
   const Result r = run({"--help"});
   EXPECT_EQ(r.code, 0);
   for (const char* flag : {"--scene", "--objects", "--modes", "--workers", "--frames", "--warmup",
-                           "--repeats", "--seed", "--out"})
+                           "--repeats", "--seed", "--out", "--joints", "--vertices", "--kinds"})
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
 }
 
@@ -215,6 +218,33 @@ TEST(LoadTestRun, PhysicsScenesAgreeAcrossModesAndSpawnQuotesTheThesis) {
     EXPECT_NE(md.find(row, beside), std::string::npos) << row;
   EXPECT_NE(md.find("| 1444 |", beside), std::string::npos);
   EXPECT_NE(slurp(dir / "report.html").find("Beside the thesis"), std::string::npos);
+}
+
+TEST(LoadTestRun, CrowdAgreesAcrossModesAndReportsItsParameters) {
+  const auto dir = temp_dir("crowd");
+  std::string mode_list = "single";
+  for (const char* m : {"static", "dynamic"}) {
+    jobs::Mode mode;
+    if (jobs::parse_mode(m, mode) && jobs::mode_available(mode)) mode_list += std::string(",") + m;
+  }
+  const Result r =
+      run({"--scene",  "crowd",   "--objects", "10,40",     "--joints", "20",       "--vertices",
+           "300",      "--modes", mode_list,   "--workers", "2",        "--frames", "8",
+           "--warmup", "2",       "--repeats", "1",         "--no-pin", "--out",    dir.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("every mode ended with the same world hash"), std::string::npos) << r.out;
+  const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
+  const auto& params = run_json["settings"]["parameters"];
+  EXPECT_EQ(params["crowd.joints"], 20);
+  EXPECT_EQ(params["crowd.vertices"], 300);
+  EXPECT_EQ(params["crowd.kinds"], 4) << "the default";
+  for (const auto& s : run_json["series"]) {
+    const auto& names = s["stage_names"];
+    for (const char* stage :
+         {"anim_advance", "anim_pose", "anim_skin", "crowd_mood", "render_prep"})
+      EXPECT_NE(std::find(names.begin(), names.end(), stage), names.end()) << stage;
+  }
+  EXPECT_NE(slurp(dir / "report.md").find("crowd.vertices: 300"), std::string::npos);
 }
 
 }  // namespace

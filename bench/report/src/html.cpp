@@ -575,6 +575,7 @@ std::string render_html(const Run& run, const Model& m) {
   li("repeats", std::to_string(run.repeats));
   li("seed", std::to_string(run.seed));
   li("non-finite frame times dropped", std::to_string(m.dropped));
+  for (const auto& [name, value] : run.parameters) li(name.c_str(), std::to_string(value));
   out += "</ul>\n<h2>How to read this</h2>\n<p>" + html_escape(kHowToRead) + "</p>\n";
   for (const Scene& sc : m.scenes) {
     const std::vector<Key> keys = scene_keys(m, sc);

@@ -291,6 +291,8 @@ json to_json(const Run& run, const detail::Model& m) {
                   {"command_line", mc.command_line}};
   j["settings"] = {
       {"seed", run.seed}, {"frames", run.frames}, {"warmup", run.warmup}, {"repeats", run.repeats}};
+  j["settings"]["parameters"] = json::object();
+  for (const auto& [name, value] : run.parameters) j["settings"]["parameters"][name] = value;
   json series = json::array();
   for (const Series& se : run.series) {
     json frames = json::array();
@@ -434,7 +436,10 @@ std::string to_markdown(const Run& run, const detail::Model& m) {
   out += "- frames per repeat: " + std::to_string(run.frames) +
          "\n- warm-up frames (excluded): " + std::to_string(run.warmup) +
          "\n- repeats: " + std::to_string(run.repeats) + "\n- seed: " + std::to_string(run.seed) +
-         "\n- non-finite frame times dropped: " + std::to_string(m.dropped) + "\n\n";
+         "\n- non-finite frame times dropped: " + std::to_string(m.dropped) + "\n";
+  for (const auto& [name, value] : run.parameters)
+    out += "- " + md_cell(name) + ": " + std::to_string(value) + "\n";
+  out += "\n";
   for (const detail::Scene& sc : m.scenes) {
     out += "## Scene " + md_cell(sc.name) + "\n\n### Frame time\n\n";
     md_table(out, detail::summary_table(m, sc));

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <spindle/core/result.h>
@@ -90,6 +91,8 @@ struct Run {
   std::vector<Reference> references;
   std::uint64_t seed = 0;
   std::uint32_t frames = 0, warmup = 0, repeats = 0;
+  // Scene parameters of this run ("crowd.joints" -> 50), shown with the settings.
+  std::vector<std::pair<std::string, std::int64_t>> parameters;
   std::vector<Series> series;
 };
 
