@@ -3,6 +3,8 @@
 //                                     `vertices` = skinned vertices per second
 //   character_pose/joints:50          sample walk + idle, blend 2 layers, local-to-model,
 //                                     palette; the iteration time is the time per character
+//   sample_walk/joints:50/quantized:Q SamplingJob on the walk clip alone, float (Q = 0) or
+//                                     16-bit keys (Q = 1); time per character, `clip_bytes`
 //
 //   ./build/release/bench/spindle_bench_anim --benchmark_repetitions=10
 //       --benchmark_report_aggregates_only=true
@@ -102,6 +104,29 @@ void character_pose(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(character_pose)->Arg(50)->ArgName("joints");
+
+// Sampling only: the walk clip at 60 Hz forward playback, float keys or 16-bit quantised keys
+// (Clip::quantized()); the iteration time is the time per character.
+void sample_walk(benchmark::State& state) {
+  const auto joints = static_cast<int>(state.range(0));
+  const anim::Character c = character(joints, 16);
+  core::Result<anim::Clip> quantized = c.walk.quantized();
+  if (!quantized) std::abort();
+  const anim::Clip& clip = state.range(1) != 0 ? quantized.value() : c.walk;
+  std::vector<anim::JointTransform> pose(static_cast<std::size_t>(joints));
+  anim::SamplingCache cache(joints);
+  float t = 0.0f;
+  for (auto _ : state) {
+    t += 1.0f / 60.0f;
+    if (t >= clip.duration()) t -= clip.duration();
+    if (!anim::SamplingJob{.clip = &clip, .time = t, .cache = &cache, .output = pose}.run())
+      state.SkipWithError("SamplingJob failed");
+    benchmark::DoNotOptimize(pose.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["clip_bytes"] = static_cast<double>(clip.memory_bytes());
+}
+BENCHMARK(sample_walk)->Args({50, 0})->Args({50, 1})->ArgNames({"joints", "quantized"});
 
 }  // namespace
 

@@ -16,6 +16,10 @@
 // moves forward the cursors step ahead a key or two, so steady playback never searches; when time
 // goes backwards, the clip changes, or the time jumps over many keys, the cursor is found again by
 // binary search. Either way the result is bit-identical to sampling with a fresh cache.
+//
+// Quantised clips (Clip::quantized()) sample the same way: their key times are exact, so cursors
+// and searches match the float clip's, and only the two keys around the time are decoded (about
+// twice the float cost, for half the memory).
 #pragma once
 
 #include <cstdint>
