@@ -7,7 +7,7 @@
 //        meshes as a real crowd shares assets. Stages: crowd_mood (gameplay: the blend weights),
 //        anim_advance, anim_pose (parallel over characters), anim_skin (parallel over vertex
 //        batches), transforms and render prep. Flags: --joints (default 50), --vertices
-//        (default 2,000), --kinds (default 4).
+//        (default 2,000), --kinds (default 4), --quantized 1 (16-bit clip keys).
 #include <cmath>
 #include <vector>
 
@@ -45,6 +45,7 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
   const int joints = static_cast<int>(p.param("joints"));
   const int vertices = static_cast<int>(p.param("vertices"));
   const int kinds = static_cast<int>(p.param("kinds"));
+  const bool quantized = p.param("quantized") != 0;
   anim::Animation& animation = engine.add_plugin<anim::AnimationPlugin>().animation();
   engine.add_plugin<core::TransformPlugin>();
 
@@ -67,6 +68,10 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
     anim::Character& c = made.value();
     Kind& out = kind[static_cast<std::size_t>(k)];
     out.skeleton = animation.add_skeleton(std::move(c.skeleton)).value();
+    if (quantized) {
+      c.walk = c.walk.quantized().value();
+      c.idle = c.idle.quantized().value();
+    }
     out.walk = animation.add_clip(std::move(c.walk), out.skeleton).value();
     out.idle = animation.add_clip(std::move(c.idle), out.skeleton).value();
     out.mesh = animation.add_mesh(std::move(c.mesh), out.skeleton).value();
@@ -121,6 +126,7 @@ void register_crowd_scene() {
       {"joints", "joints per character", 50, anim::kMinCharacterJoints, anim::kMaxCharacterJoints},
       {"vertices", "skinned vertices per character", 2000, 1, 100'000},
       {"kinds", "distinct characters (skeleton, clips, mesh) the crowd shares", 4, 1, 64},
+      {"quantized", "1: clips with 16-bit keys (Clip::quantized)", 0, 0, 1},
   };
   register_scene(std::move(def));
 }
