@@ -86,10 +86,20 @@ struct Animation::Impl {
   std::vector<std::unique_ptr<Animated>> characters;
   std::vector<Animated*> posed;  // characters not rejected, in `characters` order
   std::vector<SkinBatch> batches;
+  std::uint64_t assets_seen = 0;  // Animation::assets_added_ at the last bookkeeping
 };
+
+SkinnedBounds SkinnedBounds::empty() {
+  const float inf = std::numeric_limits<float>::infinity();
+  return {glm::vec3(inf), glm::vec3(-inf)};
+}
 
 Animation::Animation(AnimationConfig config, std::uint32_t entity_capacity)
     : config_(config), impl_(std::make_unique<Impl>()) {
+  if (const Status ok = validate(config); !ok) {
+    SPINDLE_LOG_ERROR(Anim, "%s; using the defaults", ok.c_str());
+    config_ = AnimationConfig{};
+  }
   impl_->slot_of.assign(entity_capacity, kNone);
 }
 
@@ -106,6 +116,7 @@ Status Animation::validate(const AnimationConfig& c) {
 
 core::Result<SkeletonId> Animation::add_skeleton(Skeleton skeleton) {
   if (skeleton.joint_count() == 0) return Status::error("add_skeleton: empty skeleton");
+  ++assets_added_;
   return push<SkeletonId>(impl_->skeletons, std::move(skeleton), SkeletonId::None);
 }
 
@@ -115,6 +126,7 @@ core::Result<ClipId> Animation::add_clip(Clip clip, SkeletonId skeleton) {
     return Status::error("add_clip '" + clip.name() + "': unknown skeleton id " +
                          to_string(static_cast<std::uint32_t>(skeleton)));
   if (Status ok = clip.check_skeleton(*s); !ok) return Status::error("add_clip: " + ok.message());
+  ++assets_added_;
   return push<ClipId>(impl_->clips, std::move(clip), skeleton);
 }
 
@@ -125,6 +137,7 @@ core::Result<MeshId> Animation::add_mesh(SkinnedMesh mesh, SkeletonId skeleton) 
                          to_string(static_cast<std::uint32_t>(skeleton)));
   if (Status ok = check_mesh(mesh, s->joint_count()); !ok)
     return Status::error("add_mesh: " + ok.message());
+  ++assets_added_;
   return push<MeshId>(impl_->meshes, std::move(mesh), skeleton);
 }
 
@@ -137,8 +150,9 @@ core::Result<MaskId> Animation::add_mask(std::vector<float> joint_weights, Skele
     return Status::error("add_mask: " + to_string(joint_weights.size()) + " weights for " +
                          to_string(s->joint_count()) + " joints");
   for (std::size_t j = 0; j < joint_weights.size(); ++j)
-    if (!std::isfinite(joint_weights[j]) || joint_weights[j] < 0.0f)
-      return Status::error("add_mask: joint " + to_string(j) + ": weight must be finite and >= 0");
+    if (!(joint_weights[j] >= 0.0f && joint_weights[j] <= kMaxBlendWeight))
+      return Status::error("add_mask: joint " + to_string(j) + ": weight must be in [0, 1e6]");
+  ++assets_added_;
   return push<MaskId>(impl_->masks, std::move(joint_weights), skeleton);
 }
 
@@ -202,6 +216,7 @@ bool configure(Animated& c, const Animation& anim, SkeletonId skeleton, MeshId m
   c.skeleton_id = skeleton;
   c.mesh_id = mesh;
   c.layer_reported = false;
+  c.bounds = SkinnedBounds::empty();
   c.skeleton = anim.skeleton(skeleton);
   c.mesh = mesh == MeshId::None ? nullptr : anim.mesh(mesh);
   std::string why;
@@ -236,14 +251,24 @@ void Animation::pose(core::StageContext& ctx) {
   Impl& m = *impl_;
   const auto* players = world.storage<AnimationPlayer>();
   const auto* instances = world.storage<SkinnedMeshInstance>();
+  auto* bounds = world.storage<SkinnedBounds>();
+  // An entity that keeps its SkinnedBounds but has nothing skinned gets empty bounds.
+  const auto clear_bounds = [&](std::uint32_t index) {
+    if (SkinnedBounds* b = bounds != nullptr ? bounds->get(index) : nullptr)
+      *b = SkinnedBounds::empty();
+  };
 
   // Bookkeeping: drop characters whose entity died or lost its player, add new ones, reconfigure
-  // those whose skeleton or mesh changed. Only changes allocate.
+  // those whose skeleton or mesh changed (and rejected ones when assets were added). Only changes
+  // allocate.
+  const bool assets_added = m.assets_seen != assets_added_;
+  m.assets_seen = assets_added_;
   bool changed = false;
   std::size_t kept = 0;
   for (std::unique_ptr<Animated>& c : m.characters) {
-    const bool gone = !world.alive(Entity{c->index, c->generation}) || !players->has(c->index);
-    if (gone) {
+    const bool alive = world.alive(Entity{c->index, c->generation});
+    if (!alive || !players->has(c->index)) {
+      if (alive) clear_bounds(c->index);
       m.slot_of[c->index] = kNone;
       c.reset();
       changed = true;
@@ -269,11 +294,10 @@ void Animation::pose(core::StageContext& ctx) {
       c->generation = generations[index];
     } else {
       c = m.characters[m.slot_of[index]].get();
-      if (c->skeleton_id == skeleton && c->mesh_id == mesh &&
-          (c->skeleton != nullptr || c->rejected))
+      if (c->skeleton_id == skeleton && c->mesh_id == mesh && !(c->rejected && assets_added))
         continue;
     }
-    configure(*c, *this, skeleton, mesh);
+    if (!configure(*c, *this, skeleton, mesh) || c->mesh == nullptr) clear_bounds(index);
     ++stats_.rebuilds;
     changed = true;
   }
@@ -323,8 +347,8 @@ void Animation::pose(core::StageContext& ctx) {
         const bool good = clip_asset != nullptr && clip_asset->skeleton == c.skeleton_id &&
                           (layer.mask == MaskId::None ||
                            (mask_asset != nullptr && mask_asset->skeleton == c.skeleton_id)) &&
-                          std::isfinite(layer.time) && std::isfinite(layer.weight) &&
-                          layer.weight >= 0.0f;
+                          std::isfinite(layer.time) && layer.weight >= 0.0f &&
+                          layer.weight <= kMaxBlendWeight;
         if (!good) {
           bad_layers_.fetch_add(1, std::memory_order_relaxed);
           if (!c.layer_reported) {
@@ -438,12 +462,13 @@ void AnimationPlugin::build(core::Engine& engine) {
         a->advance(ctx.dt(), player);
       },
       core::Phase::Animation, {}, core::Access{}.read<Animation>());
-  engine.add_stage(
-      {.name = "anim_pose",
-       .phase = core::Phase::Animation,
-       .access = core::Access{}.read<AnimationPlayer, SkinnedMeshInstance>().write<Animation>(),
-       .run = [a](core::StageContext& ctx) { a->pose(ctx); },
-       .simulation = false});
+  engine.add_stage({.name = "anim_pose",
+                    .phase = core::Phase::Animation,
+                    .access = core::Access{}
+                                  .read<AnimationPlayer, SkinnedMeshInstance>()
+                                  .write<Animation, SkinnedBounds>(),
+                    .run = [a](core::StageContext& ctx) { a->pose(ctx); },
+                    .simulation = false});
   engine.add_stage({.name = "anim_skin",
                     .phase = core::Phase::Animation,
                     .access = core::Access{}.write<Animation, SkinnedBounds>(),

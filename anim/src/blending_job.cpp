@@ -17,14 +17,14 @@ core::Status check_layers(std::span<const BlendLayer> layers, std::size_t joints
     if (l.pose.size() != joints)
       return core::Status::error(where() + " has " + std::to_string(l.pose.size()) +
                                  " joints, rest pose has " + std::to_string(joints));
-    if (!std::isfinite(l.weight) || l.weight < 0.0f)
-      return core::Status::error(where() + ": weight must be finite and >= 0");
+    if (!(l.weight >= 0.0f && l.weight <= kMaxBlendWeight))
+      return core::Status::error(where() + ": weight must be in [0, 1e6]");
     if (!l.joint_weights.empty() && l.joint_weights.size() != joints)
       return core::Status::error(where() + " has " + std::to_string(l.joint_weights.size()) +
                                  " joint weights, expected " + std::to_string(joints));
     for (float w : l.joint_weights)
-      if (!std::isfinite(w) || w < 0.0f)
-        return core::Status::error(where() + ": joint weights must be finite and >= 0");
+      if (!(w >= 0.0f && w <= kMaxBlendWeight))
+        return core::Status::error(where() + ": joint weights must be in [0, 1e6]");
   }
   return {};
 }

@@ -52,7 +52,13 @@ struct Options {
   bool pin = true;
   // Scene parameters given on the command line (--joints 80), by name.
   std::map<std::string, std::int64_t> params;
+  bool objects_given = false;
 };
+
+// The object counts a scene runs: --objects, or the scene's own default list.
+const std::vector<std::uint32_t>& scene_objects(const SceneDef& scene, const Options& o) {
+  return o.objects_given || scene.default_objects.empty() ? o.objects : scene.default_objects;
+}
 
 // The scene's parameters: its defaults, overridden by the command line.
 std::vector<SceneParam> scene_params(const SceneDef& scene, const Options& o) {
@@ -299,10 +305,17 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   app.add_flag("!--no-pin", o.pin, "do not pin worker threads to cores");
   // Every registered scene's parameters become flags (one per name; ranges are checked per scene
   // below, once the scenes are known).
+  std::vector<std::string> param_names;
   for (const std::string& scene_name : scene_names())
     for (const SceneParam& p : find_scene(scene_name)->params) {
       const std::string flag = "--" + p.name;
-      if (app.get_option_no_throw(flag) != nullptr) continue;
+      if (std::find(param_names.begin(), param_names.end(), p.name) != param_names.end()) continue;
+      if (app.get_option_no_throw(flag) != nullptr || p.name == "help") {
+        err << "spindle_loadtest: scene " << scene_name << " declares parameter '" << p.name
+            << "', which is a harness flag: rename it\n";
+        return 2;
+      }
+      param_names.push_back(p.name);
       app.add_option_function<std::int64_t>(
           flag, [&o, name = p.name](std::int64_t v) { o.params[name] = v; },
           p.description + " (scene " + scene_name + ", default " + std::to_string(p.value) + ")");
@@ -316,6 +329,7 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
     err << "spindle_loadtest: " << e.what() << "\n(run with --help for the flags)\n";
     return 2;
   }
+  o.objects_given = app.count("--objects") > 0;
   if (app.count("--modes") == 0) {  // default: every mode this build has
     o.mode_names.clear();
     for (jobs::Mode m :
@@ -353,6 +367,16 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
           << join(o.scenes) << ")\n";
       return 2;
     }
+  }
+  for (const SceneDef* scene : scenes) {
+    if (!scene->check) continue;
+    for (std::uint32_t objects : scene_objects(*scene, o))
+      if (core::Status s = scene->check(SceneParams{objects, o.seed, scene_params(*scene, o)});
+          !s) {
+        err << "spindle_loadtest: scene " << scene->name << " with " << objects
+            << " objects: " << s.message() << "\n";
+        return 2;
+      }
   }
   for (const std::string& name : o.mode_names) {
     jobs::Mode m;
@@ -393,12 +417,14 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
       run.references.push_back(std::move(ref));
     }
 
-  const std::size_t total = scenes.size() * o.objects.size() * o.repeats * o.modes.size();
+  std::size_t total = 0;
+  for (const SceneDef* scene : scenes)
+    total += scene_objects(*scene, o).size() * o.repeats * o.modes.size();
   std::size_t done = 0;
   bool deterministic = true;
   const auto start = std::chrono::steady_clock::now();
   for (const SceneDef* scene : scenes) {
-    for (std::uint32_t objects : o.objects) {
+    for (std::uint32_t objects : scene_objects(*scene, o)) {
       std::uint64_t reference = 0;
       bool have_reference = false;
       for (std::uint32_t rep = 0; rep < o.repeats; ++rep) {
@@ -455,7 +481,9 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
             ? jobs::Mode::Dynamic
             : o.modes.front();
     const std::string path = (std::filesystem::path(o.out) / "trace.json").string();
-    if (core::Status s = write_trace(*scenes.front(), o, trace_mode, o.objects.back(), path); !s) {
+    if (core::Status s = write_trace(*scenes.front(), o, trace_mode,
+                                     scene_objects(*scenes.front(), o).back(), path);
+        !s) {
       err << "spindle_loadtest: " << s.message() << "\n";
       return 1;
     }

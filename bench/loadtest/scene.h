@@ -28,6 +28,7 @@
 #include <vector>
 
 #include <spindle/core/engine.h>
+#include <spindle/core/result.h>
 #include <spindle/report/report.h>
 
 namespace spindle::loadtest {
@@ -60,6 +61,12 @@ struct SceneDef {
   std::vector<report::Reference> references{};
   // Parameters with their defaults and ranges.
   std::vector<SceneParam> params{};
+  // Object counts run when --objects is not given (empty: the harness's default list).
+  std::vector<std::uint32_t> default_objects{};
+  // Refuses runs the scene cannot do (object counts outside its range, parameter combinations
+  // too big for memory); the message is printed and the harness exits with code 2 before
+  // running anything. Empty: every count and parameter value in range is fine.
+  std::function<core::Status(const SceneParams&)> check{};
 };
 
 // Adds a scene; returns true so it can initialise a static. A second scene of the same name

@@ -9,6 +9,7 @@
 //        batches), transforms and render prep. Flags: --joints (default 50), --vertices
 //        (default 2,000), --kinds (default 4), --quantized 1 (16-bit clip keys).
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <spindle/anim/animation_plugin.h>
@@ -122,6 +123,18 @@ void register_crowd_scene() {
                "skinned characters (10-5,000): two clips blended per character, pose jobs over "
                "characters, skinning over vertex batches",
                setup_crowd, nullptr};
+  def.default_objects = {10, 100, 1000, 5000};
+  def.check = [](const SceneParams& p) -> core::Status {
+    if (p.objects < 10 || p.objects > 5000)
+      return core::Status::error("crowd runs 10 to 5,000 characters");
+    // Skinned output: 6 floats per vertex per character (plus the shared meshes).
+    const double bytes = 24.0 * p.objects * static_cast<double>(p.param("vertices"));
+    if (bytes > 4e9)
+      return core::Status::error("characters x vertices needs " +
+                                 std::to_string(static_cast<long long>(bytes / 1e9)) +
+                                 " GB of skinned vertices; at most 4 GB (lower --vertices)");
+    return {};
+  };
   def.params = {
       {"joints", "joints per character", 50, anim::kMinCharacterJoints, anim::kMaxCharacterJoints},
       {"vertices", "skinned vertices per character", 2000, 1, 100'000},

@@ -83,9 +83,11 @@ std::uint64_t hash_view(const CharacterView& v) {
 }
 
 TEST(AnimationPlugin, OneCharacterMatchesTheJobsRunByHand) {
-  const Character c = make(11);
+  const Character c = make(11, 24, 901);
   core::Engine engine(config(jobs::Mode::Single));
-  Animation& anim = engine.add_plugin<AnimationPlugin>().animation();
+  AnimationConfig ac;
+  ac.skin_batch_vertices = 64;  // 15 batches, the last one 5 vertices: offsets are exercised
+  Animation& anim = engine.add_plugin<AnimationPlugin>(ac).animation();
   const Assets a = add_assets(anim, c);
   core::World& world = engine.world();
   const core::Entity e = world.create();
@@ -167,7 +169,7 @@ TEST(AnimationPlugin, OneCharacterMatchesTheJobsRunByHand) {
   EXPECT_GT(hi.y - lo.y, 1.0f) << "a standing character";
   EXPECT_EQ(anim.stats().characters, 1u);
   EXPECT_EQ(anim.stats().vertices, n);
-  EXPECT_EQ(anim.stats().batches, (n + 1023) / 1024);
+  EXPECT_EQ(anim.stats().batches, 15u);
 }
 
 TEST(AnimationPlugin, AdvanceWrapsLoopsClampsOthersAndRestartsNonFiniteTimes) {
@@ -244,6 +246,7 @@ TEST(AnimationPlugin, BadReferencesRejectOrSkipAndRecoverWhenFixed) {
   AnimationPlayer p = two_clip_player(a, 0, 0.5f);
   p.layers[1].clip = other_walk;  // another skeleton's clip
   p.layers[2] = {.clip = ClipId{999}};
+  p.layers[3] = {.clip = a.idle, .weight = 3e38f};  // would overflow the blend
   world.add<AnimationPlayer>(bad_layer, p);
   world.add<SkinnedMeshInstance>(bad_layer, SkinnedMeshInstance{a.mesh});
   engine.step();
@@ -252,23 +255,22 @@ TEST(AnimationPlugin, BadReferencesRejectOrSkipAndRecoverWhenFixed) {
   EXPECT_TRUE(anim.view(bad_layer).valid);
   EXPECT_EQ(anim.stats().rejected, 2u);
   EXPECT_EQ(anim.stats().characters, 1u);
-  EXPECT_EQ(anim.stats().bad_layers, 2u);
+  EXPECT_EQ(anim.stats().bad_layers, 3u);
   engine.step();
-  EXPECT_EQ(anim.stats().bad_layers, 4u) << "skipped again every frame";
+  EXPECT_EQ(anim.stats().bad_layers, 6u) << "skipped again every frame";
 
-  // The bad layer left only the walk layer: the pose equals walk alone at the same time.
-  const std::uint64_t with_bad = hash_view(anim.view(bad_layer));
+  // The bad layers left only the walk layer: the pose equals walk alone at the same time.
   const core::Entity clean = world.create();
   AnimationPlayer walk_only = *world.get<AnimationPlayer>(bad_layer);
   walk_only.layers[1] = {};
   walk_only.layers[2] = {};
+  walk_only.layers[3] = {};
   world.add<AnimationPlayer>(clean, walk_only);
   world.add<SkinnedMeshInstance>(clean, SkinnedMeshInstance{a.mesh});
   world.get<AnimationPlayer>(bad_layer)->layers[0].speed = 0.0f;
   world.get<AnimationPlayer>(clean)->layers[0].speed = 0.0f;
   engine.step();
   EXPECT_EQ(hash_view(anim.view(clean)), hash_view(anim.view(bad_layer)));
-  (void)with_bad;
 
   world.get<SkinnedMeshInstance>(wrong_mesh)->mesh = a.mesh;
   world.get<AnimationPlayer>(unknown)->skeleton = a.skeleton;
@@ -282,7 +284,9 @@ TEST(AnimationPlugin, BadReferencesRejectOrSkipAndRecoverWhenFixed) {
 
 TEST(AnimationPlugin, CharactersFollowTheirEntities) {
   const Character c = make(17);
-  core::Engine engine(config(jobs::Mode::Single));
+  core::EngineConfig cfg = config(jobs::Mode::Single);
+  cfg.entity_capacity = 5;  // full: a new entity must reuse a destroyed one's index
+  core::Engine engine(cfg);
   Animation& anim = engine.add_plugin<AnimationPlugin>().animation();
   const Assets a = add_assets(anim, c);
   core::World& world = engine.world();
@@ -291,9 +295,11 @@ TEST(AnimationPlugin, CharactersFollowTheirEntities) {
     es.push_back(world.create());
     world.add<AnimationPlayer>(es.back(), two_clip_player(a, 0.1f * static_cast<float>(i), 0.5f));
     world.add<SkinnedMeshInstance>(es.back(), SkinnedMeshInstance{a.mesh});
+    world.add<SkinnedBounds>(es.back());
   }
   engine.step();
   EXPECT_EQ(anim.stats().characters, 5u);
+  EXPECT_FALSE(world.get<SkinnedBounds>(es[2])->is_empty());
   const std::uint64_t rebuilds = anim.stats().rebuilds;
   engine.step();
   EXPECT_EQ(anim.stats().rebuilds, rebuilds) << "steady frames reuse the buffers";
@@ -301,17 +307,58 @@ TEST(AnimationPlugin, CharactersFollowTheirEntities) {
   world.destroy(es[1]);
   world.remove<SkinnedMeshInstance>(es[2]);
   world.remove<AnimationPlayer>(es[3]);
-  const core::Entity reused = world.create();  // may take es[1]'s index
+  const core::Entity reused = world.create();
+  ASSERT_EQ(reused.index, es[1].index) << "the test needs the index reused in the same frame";
   world.add<AnimationPlayer>(reused, two_clip_player(a, 0.9f, 0.2f));
   engine.step();
-  EXPECT_FALSE(anim.view(es[1]).valid);
+  EXPECT_FALSE(anim.view(es[1]).valid) << "the old generation is gone";
+  EXPECT_TRUE(anim.view(reused).valid);
+  EXPECT_TRUE(anim.view(reused).positions.empty()) << "the new entity has no mesh";
   EXPECT_TRUE(anim.view(es[2]).valid);
   EXPECT_TRUE(anim.view(es[2]).positions.empty());
+  EXPECT_TRUE(world.get<SkinnedBounds>(es[2])->is_empty()) << "no stale bounds without a mesh";
   EXPECT_FALSE(anim.view(es[3]).valid);
-  EXPECT_TRUE(anim.view(reused).valid);
+  EXPECT_TRUE(world.get<SkinnedBounds>(es[3])->is_empty()) << "no stale bounds without a player";
+  EXPECT_FALSE(world.get<SkinnedBounds>(es[4])->is_empty());
   EXPECT_EQ(anim.stats().characters, 4u);
   EXPECT_EQ(anim.stats().skinned, 2u);
   EXPECT_EQ(anim.stats().vertices, 2 * c.mesh.vertex_count());
+
+  // Another skeleton with another joint count: the buffers follow.
+  const Character big = make(18, 40, 200);
+  const Assets b = add_assets(anim, big);
+  world.get<AnimationPlayer>(es[0])->skeleton = b.skeleton;
+  world.get<AnimationPlayer>(es[0])->layers = two_clip_player(b, 0.3f, 0.5f).layers;
+  world.get<SkinnedMeshInstance>(es[0])->mesh = b.mesh;
+  engine.step();
+  ASSERT_TRUE(anim.view(es[0]).valid);
+  EXPECT_EQ(anim.view(es[0]).palette.size(), 40u);
+  EXPECT_EQ(anim.view(es[0]).positions.size(), big.mesh.vertex_count());
+}
+
+TEST(AnimationPlugin, ARejectedCharacterRecoversWhenItsAssetArrives) {
+  const Character c = make(19);
+  core::Engine engine(config(jobs::Mode::Single));
+  Animation& anim = engine.add_plugin<AnimationPlugin>().animation();
+  core::World& world = engine.world();
+  const core::Entity e = world.create();
+  world.add<AnimationPlayer>(e, AnimationPlayer{.skeleton = SkeletonId{1}});  // not loaded yet
+  engine.step();
+  EXPECT_FALSE(anim.view(e).valid);
+  EXPECT_EQ(anim.stats().rejected, 1u);
+  engine.step();
+  ASSERT_EQ(anim.add_skeleton(c.skeleton).value(), SkeletonId{1});
+  engine.step();
+  EXPECT_TRUE(anim.view(e).valid);
+  EXPECT_EQ(anim.stats().rejected, 0u);
+}
+
+TEST(AnimationPlugin, AnInvalidConfigFallsBackToTheDefaults) {
+  AnimationConfig bad;
+  bad.skin_batch_vertices = 0;
+  EXPECT_FALSE(Animation::validate(bad));
+  const Animation anim(bad, 16);
+  EXPECT_EQ(anim.config().skin_batch_vertices, AnimationConfig{}.skin_batch_vertices);
 }
 
 // 40 characters of 2 kinds, 2 normal layers + a masked additive layer, different times and

@@ -123,12 +123,22 @@ TEST(BlendingJob, ValidateRejectsBadInputs) {
       "BlendingJob: layer 1 has 1 joints, rest pose has 2");
   EXPECT_EQ(
       (BlendingJob{.rest_pose = p.rest, .layers = bad_weight, .output = p.out}.run().message()),
-      "BlendingJob: layer 0: weight must be finite and >= 0");
+      "BlendingJob: layer 0: weight must be in [0, 1e6]");
   EXPECT_EQ((BlendingJob{.rest_pose = p.rest, .layers = bad_mask, .output = p.out}.run().message()),
             "BlendingJob: layer 0 has 1 joint weights, expected 2");
   EXPECT_EQ(
       (BlendingJob{.rest_pose = p.rest, .additive_layers = neg, .output = p.out}.run().message()),
-      "BlendingJob: additive layer 0: joint weights must be finite and >= 0");
+      "BlendingJob: additive layer 0: joint weights must be in [0, 1e6]");
+  // Weights so large that the weighted sums would overflow a float are refused.
+  const BlendLayer huge[] = {{.pose = p.a, .weight = 3e38f}};
+  EXPECT_EQ((BlendingJob{.rest_pose = p.rest, .layers = huge, .output = p.out}.run().message()),
+            "BlendingJob: layer 0: weight must be in [0, 1e6]");
+  const BlendLayer largest[] = {{.pose = p.a, .weight = kMaxBlendWeight},
+                                {.pose = p.b, .weight = kMaxBlendWeight}};
+  ASSERT_TRUE((BlendingJob{.rest_pose = p.rest, .layers = largest, .output = p.out}.run()));
+  for (const JointTransform& j : p.out)
+    EXPECT_NEAR(glm::length(glm::vec4(j.rotation.x, j.rotation.y, j.rotation.z, j.rotation.w)),
+                1.0f, 1e-5f);
 }
 
 }  // namespace

@@ -66,6 +66,9 @@ TEST(LoadTestCli, BadArgumentsExitTwoWithAMessage) {
       {{"--scene", "crowd", "--joints", "3", "--out", out}, "--joints 3 outside [16, 1024]"},
       {{"--scene", "crowd", "--vertices", "many", "--out", out}, "--vertices"},
       {{"--scene", "boids", "--joints", "60", "--out", out}, "not a parameter of the scenes run"},
+      {{"--scene", "crowd", "--objects", "10,20000", "--out", out}, "crowd runs 10 to 5,000"},
+      {{"--scene", "crowd", "--objects", "5000", "--vertices", "100000", "--out", out},
+       "12 GB of skinned vertices"},
   };
   for (const Case& c : cases) {
     const Result r = run(c.args);
@@ -227,10 +230,12 @@ TEST(LoadTestRun, CrowdAgreesAcrossModesAndReportsItsParameters) {
     jobs::Mode mode;
     if (jobs::parse_mode(m, mode) && jobs::mode_available(mode)) mode_list += std::string(",") + m;
   }
-  const Result r =
-      run({"--scene",  "crowd",   "--objects", "10,40",     "--joints", "20",       "--vertices",
-           "300",      "--modes", mode_list,   "--workers", "2",        "--frames", "8",
-           "--warmup", "2",       "--repeats", "1",         "--no-pin", "--out",    dir.string()});
+  // clang-format off
+  const Result r = run({"--scene", "crowd", "--objects", "10,40", "--joints", "20",
+                        "--vertices", "300", "--quantized", "1", "--modes", mode_list,
+                        "--workers", "2", "--frames", "8", "--warmup", "2", "--repeats", "1",
+                        "--no-pin", "--out", dir.string()});
+  // clang-format on
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("every mode ended with the same world hash"), std::string::npos) << r.out;
   const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
@@ -238,6 +243,7 @@ TEST(LoadTestRun, CrowdAgreesAcrossModesAndReportsItsParameters) {
   EXPECT_EQ(params["crowd.joints"], 20);
   EXPECT_EQ(params["crowd.vertices"], 300);
   EXPECT_EQ(params["crowd.kinds"], 4) << "the default";
+  EXPECT_EQ(params["crowd.quantized"], 1);
   for (const auto& s : run_json["series"]) {
     const auto& names = s["stage_names"];
     for (const char* stage :

@@ -33,9 +33,10 @@
 // one that lost its player or died is dropped. Steady frames allocate nothing.
 //
 // Bad references never crash a frame: a player whose skeleton id is unknown, or a mesh made for
-// another skeleton, makes the character `rejected` (logged once, counted, retried when the
-// components change); a layer whose clip or mask is unknown or made for another skeleton is
-// skipped (logged once per character). Assets are immutable once added and live as long as the
+// another skeleton, makes the character `rejected` (logged once, counted, retried when its
+// components change or assets are added); a layer whose clip or mask is unknown or made for
+// another skeleton, or whose time is not finite or weight not in [0, kMaxBlendWeight], is skipped
+// (logged once per character). Assets are immutable once added and live as long as the
 // resource; add them between frames (main thread), never while a frame runs.
 //
 // Determinism: every character is computed from its own player and assets only, and bounds are
@@ -91,10 +92,14 @@ struct SkinnedMeshInstance {
   MeshId mesh = MeshId::None;
 };
 
-// Model-space bounds of the skinned vertices, written by anim_skin.
+// Model-space bounds of the skinned vertices, written by anim_skin; empty() (min > max) while the
+// character has no skinned mesh, is rejected or has lost its player.
 struct SkinnedBounds {
   glm::vec3 min{0.0f};
   glm::vec3 max{0.0f};
+
+  static SkinnedBounds empty();
+  bool is_empty() const { return min.x > max.x; }
 };
 
 struct AnimationConfig {
@@ -106,7 +111,8 @@ struct AnimationConfig {
   float blend_threshold = 0.1f;
 };
 
-// What the stages produced for one character (valid until the next frame's stages run).
+// What the stages produced for one character: valid until the next frame's anim_pose, even if
+// the entity is destroyed in between (the character is dropped by that anim_pose).
 struct CharacterView {
   bool valid = false;  // false: no such character, or rejected
   std::span<const JointTransform> local{};
@@ -129,6 +135,7 @@ struct AnimationStats {
 
 class Animation {
  public:
+  // An invalid config is logged and replaced by the defaults.
   explicit Animation(AnimationConfig config, std::uint32_t entity_capacity);
   ~Animation();
   Animation(const Animation&) = delete;
@@ -142,7 +149,7 @@ class Animation {
   core::Result<ClipId> add_clip(Clip clip, SkeletonId skeleton);
   // The mesh must pass check_mesh() for the skeleton.
   core::Result<MeshId> add_mesh(SkinnedMesh mesh, SkeletonId skeleton);
-  // One weight per joint of the skeleton, finite and >= 0.
+  // One weight per joint of the skeleton, each in [0, kMaxBlendWeight].
   core::Result<MaskId> add_mask(std::vector<float> joint_weights, SkeletonId skeleton);
 
   const Skeleton* skeleton(SkeletonId id) const;
@@ -167,6 +174,7 @@ class Animation {
   AnimationConfig config_;
   AnimationStats stats_;
   std::atomic<std::uint64_t> bad_layers_{0};
+  std::uint64_t assets_added_ = 0;  // rejected characters are retried when this changes
   std::unique_ptr<Impl> impl_;
 };
 

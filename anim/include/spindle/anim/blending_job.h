@@ -28,12 +28,17 @@
 
 namespace spindle::anim {
 
+// Largest layer weight and mask entry: weights are relative, and sums of poses scaled by weights
+// far beyond this overflow a float (rotations collapse to zero length).
+inline constexpr float kMaxBlendWeight = 1e6f;
+
 struct BlendLayer {
   // A local pose with as many joints as the rest pose.
   std::span<const JointTransform> pose{};
-  // Layer weight, finite and >= 0.
+  // Layer weight, in [0, kMaxBlendWeight].
   float weight = 0.0f;
-  // Optional per-joint mask (finite, >= 0), as many entries as joints; empty means all 1.
+  // Optional per-joint mask (entries in [0, kMaxBlendWeight]), as many entries as joints; empty
+  // means all 1.
   std::span<const float> joint_weights{};
 };
 

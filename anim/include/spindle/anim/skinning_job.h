@@ -59,7 +59,8 @@ struct SkinningJob {
   ConstStream3 in_positions{};
   // Bind-pose normals, n vertices, or empty.
   ConstStream3 in_normals{};
-  // Skinned positions, n vertices; written by run(). May not alias the inputs partially.
+  // Skinned positions, n vertices; written by run(). Must not overlap any input (no in-place
+  // skinning: the job reads its inputs through restrict pointers).
   Stream3 out_positions{};
   // Skinned normals, n vertices when in_normals is set, otherwise empty.
   Stream3 out_normals{};
