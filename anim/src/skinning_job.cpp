@@ -4,8 +4,13 @@
 #include <cmath>
 #include <string>
 
-#if defined(__SSE__)
+// SSE intrinsics where the compiler targets SSE and the build allows them (SPINDLE_SIMD); the
+// portable paths otherwise (the no-threads preset builds those, so CI runs both).
+#if defined(__SSE__) && (!defined(SPINDLE_SIMD) || SPINDLE_SIMD)
+#define SPINDLE_SKIN_SSE 1
 #include <xmmintrin.h>
+#else
+#define SPINDLE_SKIN_SSE 0
 #endif
 
 #include <glm/gtc/type_ptr.hpp>
@@ -20,33 +25,96 @@ bool same_size(const Stream3& s, std::size_t n) {
   return s.x.size() == n && s.y.size() == n && s.z.size() == n;
 }
 
-// Vertices per block: the blended matrices of a block are stored SoA (element e of vertex i at
-// m[e][i]) so the transforms and the normal renormalisation run over the block vectorised.
+// Vertices per block. A block's skinned normals are collected in `Block` so that their
+// renormalisation runs vectorised over the block before they are copied out.
 constexpr std::size_t kBlock = 64;
 
 struct alignas(64) Block {
-  float m[12][kBlock];  // rows 0-2 of the 4 columns (the last row of an affine matrix is unused)
   float nx[kBlock], ny[kBlock], nz[kBlock];
+#if !SPINDLE_SKIN_SSE
+  float m[12][kBlock];  // portable path: rows 0-2 of the 4 blended columns, SoA over the block
+#endif
 };
 
-// m = sum_k w[k] * palette[j[k]] for vertices [v0, v0 + n): four 4-float columns per matrix, so
-// each weight is four packed multiply-adds; only the 12 used elements are stored.
-inline void blend_block(const float* __restrict pal, const std::uint16_t* ji, const float* jw,
-                        std::size_t v0, std::size_t n, Block& b) {
+// The streams of vertices [v0, v0 + n), positions written out, normals (if any) into the block.
+struct BlockStreams {
+  const float* __restrict pal;
+  const std::uint16_t* ji;
+  const float* jw;
+  const float *px, *py, *pz;
+  const float *nx, *ny, *nz;  // null without normals
+  float *ox, *oy, *oz;
+};
+
+#if SPINDLE_SKIN_SSE
+// SSE: per vertex, the four palette columns are blended as packed vectors (each weight is four
+// packed multiply-adds), then p' = c0 x + c1 y + c2 z + c3 and n' = c0 a + c1 b + c2 c with
+// broadcast coordinates: no transposition of the blended matrix.
+inline void skin_block(const BlockStreams& s, std::size_t n, Block& b) {
   for (std::size_t i = 0; i < n; ++i) {
-    const std::uint16_t* j = ji + 4 * (v0 + i);
-    const float* w = jw + 4 * (v0 + i);
-    const float* p0 = pal + 16 * j[0];
-    const float* p1 = pal + 16 * j[1];
-    const float* p2 = pal + 16 * j[2];
-    const float* p3 = pal + 16 * j[3];
-    const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
-    alignas(16) float m[16];
-    for (int e = 0; e < 16; ++e) m[e] = w0 * p0[e] + w1 * p1[e] + w2 * p2[e] + w3 * p3[e];
+    const std::uint16_t* j = s.ji + 4 * i;
+    const float* w = s.jw + 4 * i;
+    const float* p0 = s.pal + 16 * j[0];
+    const float* p1 = s.pal + 16 * j[1];
+    const float* p2 = s.pal + 16 * j[2];
+    const float* p3 = s.pal + 16 * j[3];
+    const __m128 w0 = _mm_set1_ps(w[0]), w1 = _mm_set1_ps(w[1]);
+    const __m128 w2 = _mm_set1_ps(w[2]), w3 = _mm_set1_ps(w[3]);
+    __m128 c[4];
+    for (int k = 0; k < 4; ++k)
+      c[k] = _mm_add_ps(_mm_add_ps(_mm_mul_ps(w0, _mm_loadu_ps(p0 + 4 * k)),
+                                   _mm_mul_ps(w1, _mm_loadu_ps(p1 + 4 * k))),
+                        _mm_add_ps(_mm_mul_ps(w2, _mm_loadu_ps(p2 + 4 * k)),
+                                   _mm_mul_ps(w3, _mm_loadu_ps(p3 + 4 * k))));
+    const __m128 p = _mm_add_ps(
+        _mm_add_ps(_mm_mul_ps(c[0], _mm_set1_ps(s.px[i])), _mm_mul_ps(c[1], _mm_set1_ps(s.py[i]))),
+        _mm_add_ps(_mm_mul_ps(c[2], _mm_set1_ps(s.pz[i])), c[3]));
+    alignas(16) float out[4];
+    _mm_store_ps(out, p);
+    s.ox[i] = out[0];
+    s.oy[i] = out[1];
+    s.oz[i] = out[2];
+    if (s.nx == nullptr) continue;
+    const __m128 r = _mm_add_ps(
+        _mm_add_ps(_mm_mul_ps(c[0], _mm_set1_ps(s.nx[i])), _mm_mul_ps(c[1], _mm_set1_ps(s.ny[i]))),
+        _mm_mul_ps(c[2], _mm_set1_ps(s.nz[i])));
+    _mm_store_ps(out, r);
+    b.nx[i] = out[0];
+    b.ny[i] = out[1];
+    b.nz[i] = out[2];
+  }
+}
+#else
+// Portable: blend the block's matrices into SoA rows (16 contiguous floats per palette matrix,
+// which compilers vectorise), then transform positions and normals vectorised over vertices.
+inline void skin_block(const BlockStreams& s, std::size_t n, Block& b) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint16_t* j = s.ji + 4 * i;
+    const float* w = s.jw + 4 * i;
+    const float* p0 = s.pal + 16 * j[0];
+    const float* p1 = s.pal + 16 * j[1];
+    const float* p2 = s.pal + 16 * j[2];
+    const float* p3 = s.pal + 16 * j[3];
+    float m[16];
+    for (int e = 0; e < 16; ++e) m[e] = w[0] * p0[e] + w[1] * p1[e] + w[2] * p2[e] + w[3] * p3[e];
     for (int c = 0; c < 4; ++c)
       for (int r = 0; r < 3; ++r) b.m[3 * c + r][i] = m[4 * c + r];
   }
+  for (std::size_t i = 0; i < n; ++i) {
+    const float x = s.px[i], y = s.py[i], z = s.pz[i];
+    s.ox[i] = b.m[0][i] * x + b.m[3][i] * y + b.m[6][i] * z + b.m[9][i];
+    s.oy[i] = b.m[1][i] * x + b.m[4][i] * y + b.m[7][i] * z + b.m[10][i];
+    s.oz[i] = b.m[2][i] * x + b.m[5][i] * y + b.m[8][i] * z + b.m[11][i];
+  }
+  if (s.nx == nullptr) return;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float x = s.nx[i], y = s.ny[i], z = s.nz[i];
+    b.nx[i] = b.m[0][i] * x + b.m[3][i] * y + b.m[6][i] * z;
+    b.ny[i] = b.m[1][i] * x + b.m[4][i] * y + b.m[7][i] * z;
+    b.nz[i] = b.m[2][i] * x + b.m[5][i] * y + b.m[8][i] * z;
+  }
 }
+#endif
 
 // Scales (x, y, z)[i] to unit length for i < n rounded up to 4 (the block's spare lanes hold
 // harmless values). SSE: reciprocal square root estimate refined by one Newton-Raphson step
@@ -55,7 +123,7 @@ inline void blend_block(const float* __restrict pal, const std::uint16_t* ji, co
 // it falls in a batch or block.
 inline void normalize_block(float* __restrict x, float* __restrict y, float* __restrict z,
                             std::size_t n) {
-#if defined(__SSE__)
+#if SPINDLE_SKIN_SSE
   const __m128 tiny = _mm_set1_ps(1e-30f), half = _mm_set1_ps(0.5f), three = _mm_set1_ps(3.0f);
   for (std::size_t i = 0; i < n; i += 4) {
     const __m128 vx = _mm_load_ps(x + i), vy = _mm_load_ps(y + i), vz = _mm_load_ps(z + i);
@@ -119,38 +187,28 @@ core::Status SkinningJob::validate() const {
 core::Status SkinningJob::run() const {
   if (core::Status s = validate(); !s) return s;
   const std::size_t count = vertex_count();
-  const float* pal = glm::value_ptr(palette[0]);
   const bool normals = !in_normals.empty();
   Block b;
   // Spare lanes of a partial last block: finite values, so the vector normalisation is harmless.
   for (float* v : {b.nx, b.ny, b.nz}) std::fill(v, v + kBlock, 1.0f);
   for (std::size_t v0 = 0; v0 < count; v0 += kBlock) {
     const std::size_t n = std::min(kBlock, count - v0);
-    blend_block(pal, joint_indices.data(), joint_weights.data(), v0, n, b);
-    {
-      const float* __restrict px = in_positions.x.data() + v0;
-      const float* __restrict py = in_positions.y.data() + v0;
-      const float* __restrict pz = in_positions.z.data() + v0;
-      float* __restrict ox = out_positions.x.data() + v0;
-      float* __restrict oy = out_positions.y.data() + v0;
-      float* __restrict oz = out_positions.z.data() + v0;
-      for (std::size_t i = 0; i < n; ++i) {
-        const float x = px[i], y = py[i], z = pz[i];
-        ox[i] = b.m[0][i] * x + b.m[3][i] * y + b.m[6][i] * z + b.m[9][i];
-        oy[i] = b.m[1][i] * x + b.m[4][i] * y + b.m[7][i] * z + b.m[10][i];
-        oz[i] = b.m[2][i] * x + b.m[5][i] * y + b.m[8][i] * z + b.m[11][i];
-      }
-    }
+    const BlockStreams streams{
+        .pal = glm::value_ptr(palette[0]),
+        .ji = joint_indices.data() + kMaxInfluences * v0,
+        .jw = joint_weights.data() + kMaxInfluences * v0,
+        .px = in_positions.x.data() + v0,
+        .py = in_positions.y.data() + v0,
+        .pz = in_positions.z.data() + v0,
+        .nx = normals ? in_normals.x.data() + v0 : nullptr,
+        .ny = normals ? in_normals.y.data() + v0 : nullptr,
+        .nz = normals ? in_normals.z.data() + v0 : nullptr,
+        .ox = out_positions.x.data() + v0,
+        .oy = out_positions.y.data() + v0,
+        .oz = out_positions.z.data() + v0,
+    };
+    skin_block(streams, n, b);
     if (!normals) continue;
-    const float* __restrict nx = in_normals.x.data() + v0;
-    const float* __restrict ny = in_normals.y.data() + v0;
-    const float* __restrict nz = in_normals.z.data() + v0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const float x = nx[i], y = ny[i], z = nz[i];
-      b.nx[i] = b.m[0][i] * x + b.m[3][i] * y + b.m[6][i] * z;
-      b.ny[i] = b.m[1][i] * x + b.m[4][i] * y + b.m[7][i] * z;
-      b.nz[i] = b.m[2][i] * x + b.m[5][i] * y + b.m[8][i] * z;
-    }
     if (normalize_normals) normalize_block(b.nx, b.ny, b.nz, n);
     std::copy_n(b.nx, n, out_normals.x.data() + v0);
     std::copy_n(b.ny, n, out_normals.y.data() + v0);
