@@ -36,6 +36,11 @@ struct alignas(64) Block {
 #endif
 };
 
+// The palette matrices (16 floats, column-major) of one vertex's influences.
+struct Influences {
+  const float* m[4];
+};
+
 // The streams of vertices [v0, v0 + n), positions written out, normals (if any) into the block.
 struct BlockStreams {
   const float* __restrict pal;
@@ -44,6 +49,11 @@ struct BlockStreams {
   const float *px, *py, *pz;
   const float *nx, *ny, *nz;  // null without normals
   float *ox, *oy, *oz;
+
+  Influences influences(std::size_t i) const {
+    const std::uint16_t* j = ji + kMaxInfluences * i;
+    return {{pal + 16 * j[0], pal + 16 * j[1], pal + 16 * j[2], pal + 16 * j[3]}};
+  }
 };
 
 #if SPINDLE_SKIN_SSE
@@ -52,20 +62,16 @@ struct BlockStreams {
 // broadcast coordinates: no transposition of the blended matrix.
 inline void skin_block(const BlockStreams& s, std::size_t n, Block& b) {
   for (std::size_t i = 0; i < n; ++i) {
-    const std::uint16_t* j = s.ji + 4 * i;
     const float* w = s.jw + 4 * i;
-    const float* p0 = s.pal + 16 * j[0];
-    const float* p1 = s.pal + 16 * j[1];
-    const float* p2 = s.pal + 16 * j[2];
-    const float* p3 = s.pal + 16 * j[3];
+    const Influences in = s.influences(i);
     const __m128 w0 = _mm_set1_ps(w[0]), w1 = _mm_set1_ps(w[1]);
     const __m128 w2 = _mm_set1_ps(w[2]), w3 = _mm_set1_ps(w[3]);
     __m128 c[4];
     for (int k = 0; k < 4; ++k)
-      c[k] = _mm_add_ps(_mm_add_ps(_mm_mul_ps(w0, _mm_loadu_ps(p0 + 4 * k)),
-                                   _mm_mul_ps(w1, _mm_loadu_ps(p1 + 4 * k))),
-                        _mm_add_ps(_mm_mul_ps(w2, _mm_loadu_ps(p2 + 4 * k)),
-                                   _mm_mul_ps(w3, _mm_loadu_ps(p3 + 4 * k))));
+      c[k] = _mm_add_ps(_mm_add_ps(_mm_mul_ps(w0, _mm_loadu_ps(in.m[0] + 4 * k)),
+                                   _mm_mul_ps(w1, _mm_loadu_ps(in.m[1] + 4 * k))),
+                        _mm_add_ps(_mm_mul_ps(w2, _mm_loadu_ps(in.m[2] + 4 * k)),
+                                   _mm_mul_ps(w3, _mm_loadu_ps(in.m[3] + 4 * k))));
     const __m128 p = _mm_add_ps(
         _mm_add_ps(_mm_mul_ps(c[0], _mm_set1_ps(s.px[i])), _mm_mul_ps(c[1], _mm_set1_ps(s.py[i]))),
         _mm_add_ps(_mm_mul_ps(c[2], _mm_set1_ps(s.pz[i])), c[3]));
@@ -89,14 +95,11 @@ inline void skin_block(const BlockStreams& s, std::size_t n, Block& b) {
 // which compilers vectorise), then transform positions and normals vectorised over vertices.
 inline void skin_block(const BlockStreams& s, std::size_t n, Block& b) {
   for (std::size_t i = 0; i < n; ++i) {
-    const std::uint16_t* j = s.ji + 4 * i;
     const float* w = s.jw + 4 * i;
-    const float* p0 = s.pal + 16 * j[0];
-    const float* p1 = s.pal + 16 * j[1];
-    const float* p2 = s.pal + 16 * j[2];
-    const float* p3 = s.pal + 16 * j[3];
+    const Influences in = s.influences(i);
     float m[16];
-    for (int e = 0; e < 16; ++e) m[e] = w[0] * p0[e] + w[1] * p1[e] + w[2] * p2[e] + w[3] * p3[e];
+    for (int e = 0; e < 16; ++e)
+      m[e] = w[0] * in.m[0][e] + w[1] * in.m[1][e] + w[2] * in.m[2][e] + w[3] * in.m[3][e];
     for (int c = 0; c < 4; ++c)
       for (int r = 0; r < 3; ++r) b.m[3 * c + r][i] = m[4 * c + r];
   }

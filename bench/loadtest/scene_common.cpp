@@ -23,6 +23,18 @@ struct SceneDraw {
 };
 }  // namespace
 
+render::Camera overview_camera(float side, float height, float distance) {
+  render::Camera c;
+  c.position = glm::vec3(0.0f, side * height, side * distance);
+  c.target = glm::vec3(0.0f);
+  c.up = glm::vec3(0, 1, 0);
+  c.fov_y_radians = 1.0f;
+  c.aspect = 16.0f / 9.0f;
+  c.near_plane = 0.1f;
+  c.far_plane = side * 3.0f;
+  return c;
+}
+
 void add_render_prep_stage(core::Engine& engine, std::uint32_t capacity,
                            const render::Camera& camera, float radius) {
   SceneDraw& draw = engine.world().set_resource<SceneDraw>();

@@ -17,6 +17,10 @@ namespace spindle::loadtest {
 // A value in [0, 1) fixed by (seed, index, salt).
 float scene_unit(std::uint64_t seed, std::uint64_t index, std::uint64_t salt);
 
+// A camera looking down at the origin from (0, height * side, distance * side), seeing a square
+// field of side `side`.
+render::Camera overview_camera(float side, float height, float distance);
+
 // Adds "render_prep" (Phase::RenderPrep, reads WorldTransform): every WorldTransform becomes a
 // renderable sphere of `radius` at its translation, culled against `camera`, keyed and sorted
 // through spindle::render::RenderPrep with the stage's split. At most `capacity` objects.

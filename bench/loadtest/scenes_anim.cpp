@@ -30,18 +30,6 @@ struct Mood {
   float rate = 0.0f;
 };
 
-render::Camera crowd_camera(float side) {
-  render::Camera c;
-  c.position = glm::vec3(0.0f, side * 0.5f, side);
-  c.target = glm::vec3(0.0f);
-  c.up = glm::vec3(0, 1, 0);
-  c.fov_y_radians = 1.0f;
-  c.aspect = 16.0f / 9.0f;
-  c.near_plane = 0.1f;
-  c.far_plane = side * 3.0f;
-  return c;
-}
-
 void setup_crowd(core::Engine& engine, const SceneParams& p) {
   const int joints = static_cast<int>(p.param("joints"));
   const int vertices = static_cast<int>(p.param("vertices"));
@@ -112,8 +100,8 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
         player.layers[1].weight = 1.0f - walk;
       },
       core::Phase::Gameplay);
-  add_render_prep_stage(engine, p.objects + 16, crowd_camera(static_cast<float>(side) * spacing),
-                        1.0f);
+  add_render_prep_stage(engine, p.objects + 16,
+                        overview_camera(static_cast<float>(side) * spacing, 0.5f, 1.0f), 1.0f);
 }
 
 }  // namespace

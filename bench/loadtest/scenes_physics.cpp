@@ -32,18 +32,6 @@ using physics::RigidBody;
 using physics::ShapeDesc;
 using physics::ShapeId;
 
-render::Camera overview(float side) {
-  render::Camera c;
-  c.position = glm::vec3(0.0f, side * 0.6f, side * 0.9f);
-  c.target = glm::vec3(0.0f);
-  c.up = glm::vec3(0, 1, 0);
-  c.fov_y_radians = 1.0f;
-  c.aspect = 16.0f / 9.0f;
-  c.near_plane = 0.1f;
-  c.far_plane = side * 3.0f;
-  return c;
-}
-
 ShapeId must(core::Result<ShapeId> r) {
   SPINDLE_ASSERT(r.ok(), "load-test scene shapes are valid");
   return r.value();
@@ -138,7 +126,7 @@ void setup_spawn(core::Engine& engine, const SceneParams& p) {
         if (sp.serial + st.target < st.next_serial) ctx.commands().destroy(e);
       },
       core::Phase::Gameplay, {"spawner"}, core::Access{}.read<SpawnState>());
-  add_render_prep_stage(engine, n + 2 * s.per_step + 16, overview(side), 0.5f);
+  add_render_prep_stage(engine, n + 2 * s.per_step + 16, overview_camera(side, 0.6f, 0.9f), 0.5f);
 }
 
 std::vector<report::Reference> thesis_reference() {
@@ -255,7 +243,7 @@ void setup_boxes(core::Engine& engine, const SceneParams& p, std::uint32_t regio
                                          }
                                        });
                     }});
-  add_render_prep_stage(engine, n + 16, overview(side), 0.6f);
+  add_render_prep_stage(engine, n + 16, overview_camera(side, 0.6f, 0.9f), 0.6f);
 }
 
 }  // namespace

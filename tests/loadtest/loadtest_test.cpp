@@ -17,6 +17,8 @@
 
 #include "loadtest.h"
 
+#include "modes.h"
+
 namespace spindle::loadtest {
 namespace {
 
@@ -39,6 +41,18 @@ std::filesystem::path temp_dir(const std::string& name) {
                    ("spindle_loadtest_" + std::to_string(::getpid()) + "_" + name);
   std::filesystem::remove_all(dir);
   return dir;
+}
+
+// "single,static,dynamic", less the modes this build lacks.
+std::string own_mode_list() {
+  std::ostringstream list;
+  const char* comma = "";
+  for (jobs::Mode m : test::own_modes()) {
+    if (!jobs::mode_available(m)) continue;
+    list << comma << jobs::to_string(m);
+    comma = ",";
+  }
+  return list.str();
 }
 
 std::string slurp(const std::filesystem::path& p) {
@@ -189,11 +203,7 @@ TEST(LoadTestRun, TinyRunWritesACompleteReport) {
 // shows the thesis's FPS beside ours for every count of the thesis table.
 TEST(LoadTestRun, PhysicsScenesAgreeAcrossModesAndSpawnQuotesTheThesis) {
   const auto dir = temp_dir("physics");
-  std::string mode_list = "single";
-  for (const char* m : {"static", "dynamic"}) {
-    jobs::Mode mode;
-    if (jobs::parse_mode(m, mode) && jobs::mode_available(mode)) mode_list += std::string(",") + m;
-  }
+  const std::string mode_list = own_mode_list();
   const Result r = run({"--scene", "spawn,boxes,boxes_r2,swarm", "--objects", "10,100", "--modes",
                         mode_list, "--workers", "2", "--frames", "8", "--warmup", "2", "--repeats",
                         "1", "--no-pin", "--out", dir.string()});
@@ -225,11 +235,7 @@ TEST(LoadTestRun, PhysicsScenesAgreeAcrossModesAndSpawnQuotesTheThesis) {
 
 TEST(LoadTestRun, CrowdAgreesAcrossModesAndReportsItsParameters) {
   const auto dir = temp_dir("crowd");
-  std::string mode_list = "single";
-  for (const char* m : {"static", "dynamic"}) {
-    jobs::Mode mode;
-    if (jobs::parse_mode(m, mode) && jobs::mode_available(mode)) mode_list += std::string(",") + m;
-  }
+  const std::string mode_list = own_mode_list();
   // clang-format off
   const Result r = run({"--scene", "crowd", "--objects", "10,40", "--joints", "20",
                         "--vertices", "300", "--quantized", "1", "--modes", mode_list,
