@@ -1,0 +1,185 @@
+// Entry points: size limits, format checks and running assimp without logging or exceptions.
+#include <spindle/anim/import.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <exception>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <system_error>
+
+#include <assimp/DefaultIOSystem.h>
+#include <assimp/postprocess.h>
+#include <assimp/scene.h>
+#include <assimp/IOStream.hpp>
+#include <assimp/Importer.hpp>
+
+#include "gltf_preflight.h"
+#include "scene_to_runtime.h"
+
+namespace spindle::anim {
+namespace {
+
+// Post-processing, chosen so the file's own data reaches the checks unchanged:
+// - ValidateDataStructure: assimp's own consistency checks (indices, bone vertex ids, ...).
+// - Triangulate: polygons become triangles for the index buffer.
+// Deliberately not: LimitBoneWeights (would hide weights that do not sum to one, and we pick the
+// largest four ourselves), JoinIdenticalVertices / FindInvalidData / OptimizeGraph (they change
+// vertex counts, drop keys or rewrite the hierarchy the skeleton comes from), GenNormals.
+constexpr unsigned kPostProcess = aiProcess_ValidateDataStructure | aiProcess_Triangulate;
+
+// Opens files through the default file system but refuses any over the size limit, and refuses
+// disk access entirely for memory imports. No logger is ever created, so assimp stays silent.
+class LimitedIOSystem final : public Assimp::DefaultIOSystem {
+ public:
+  LimitedIOSystem(std::uint64_t max_bytes, bool allow_disk)
+      : max_bytes_(max_bytes), allow_disk_(allow_disk) {}
+
+  bool Exists(const char* file) const override {
+    return allow_disk_ && Assimp::DefaultIOSystem::Exists(file);
+  }
+  Assimp::IOStream* Open(const char* file, const char* mode) override {
+    if (!allow_disk_) {
+      refused_ = std::string("cannot open '") + file + "': a memory import reads no other file";
+      return nullptr;
+    }
+    Assimp::IOStream* stream = Assimp::DefaultIOSystem::Open(file, mode);
+    if (stream != nullptr && stream->FileSize() > max_bytes_) {
+      refused_ = std::string("'") + file + "' is " + std::to_string(stream->FileSize()) +
+                 " bytes, over the limit of " + std::to_string(max_bytes_);
+      Close(stream);
+      return nullptr;
+    }
+    return stream;
+  }
+  const std::string& refused() const { return refused_; }
+
+ private:
+  std::uint64_t max_bytes_;
+  bool allow_disk_;
+  std::string refused_;
+};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+core::Status fail(const std::string& name, const std::string& what) {
+  return core::Status::error(name + ": " + what);
+}
+
+// The formats Spindle imports: assimp reads many more, but these are the ones tested and fuzzed
+// here. `head` is the start of the file (at least 16 bytes when there are that many).
+core::Status check_format(const std::string& name, const std::string& extension,
+                          std::span<const std::byte> head) {
+  if (extension != "gltf" && extension != "glb" && extension != "fbx" && extension != "x")
+    return fail(
+        name, "unknown format '" + extension + "' (Spindle imports .gltf, .glb, .fbx and text .x)");
+  if (extension == "x") {
+    // "xof 0303txt 0032": bytes 8-11 name the encoding. assimp 5.2's binary and compressed .x
+    // readers crash or hang on damaged files (found by fuzzing), so only text is accepted.
+    const std::string_view text("txt ");
+    const bool is_text =
+        head.size() >= 12 &&
+        std::string_view(reinterpret_cast<const char*>(head.data()) + 8, 4) == text;
+    if (!is_text)
+      return fail(name,
+                  "only text .x files are supported (binary and compressed .x are refused: "
+                  "assimp's reader for them is unsafe on damaged files); export text .x or glTF");
+  }
+  return {};
+}
+
+// Runs one import; `read` calls ReadFile or ReadFileFromMemory on the configured importer.
+template <class Read>
+core::Result<ImportedAsset> run_import(const std::string& name, const ImportOptions& options,
+                                       bool allow_disk, Read&& read) {
+  try {
+    Assimp::Importer importer;
+    auto* io = new LimitedIOSystem(options.max_file_bytes, allow_disk);
+    importer.SetIOHandler(io);  // the importer owns it
+    // Bake FBX pivots into node transforms instead of adding $AssimpFbx$ helper nodes, which
+    // would become extra joints.
+    importer.SetPropertyBool(AI_CONFIG_IMPORT_FBX_PRESERVE_PIVOTS, false);
+    const aiScene* scene = read(importer);
+    if (scene == nullptr) {
+      std::string why = importer.GetErrorString();
+      if (!io->refused().empty()) why = io->refused() + " (" + why + ")";
+      return fail(name,
+                  "assimp could not read it (damaged, truncated or missing a buffer?): " + why);
+    }
+    if ((scene->mFlags & AI_SCENE_FLAGS_INCOMPLETE) != 0)
+      return fail(name, "assimp marked the scene incomplete");
+    return detail::scene_to_runtime(*scene, name, options);
+  } catch (const std::exception& e) {
+    return fail(name, std::string("import failed: ") + e.what());
+  } catch (...) {
+    return fail(name, "import failed with an unknown exception");
+  }
+}
+
+}  // namespace
+
+core::Result<ImportedAsset> import_asset(const std::filesystem::path& file,
+                                         const ImportOptions& options) {
+  const std::string name = file.string();
+  std::error_code ec;
+  const bool regular = std::filesystem::is_regular_file(file, ec);
+  if (ec || !regular) return fail(name, "cannot open: no such file");
+  const std::uintmax_t size = std::filesystem::file_size(file, ec);
+  if (ec) return fail(name, "cannot open: " + ec.message());
+  if (size == 0) return fail(name, "empty file");
+  if (size > options.max_file_bytes)
+    return fail(name, "file is " + std::to_string(size) + " bytes, over the limit of " +
+                          std::to_string(options.max_file_bytes));
+  std::string extension = lower(file.extension().string());
+  if (!extension.empty()) extension.erase(0, 1);
+  {
+    std::array<std::byte, 16> head{};
+    std::ifstream in(file, std::ios::binary);
+    in.read(reinterpret_cast<char*>(head.data()), head.size());
+    const auto got = static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0));
+    if (core::Status s = check_format(name, extension, std::span(head).first(got)); !s) return s;
+  }
+  if (extension == "gltf" || extension == "glb") {
+    std::ifstream in(file, std::ios::binary);
+    std::string bytes(static_cast<std::size_t>(size), '\0');
+    if (!in.read(bytes.data(), static_cast<std::streamsize>(size)))
+      return fail(name, "cannot read the file");
+    const std::span<const std::byte> view(reinterpret_cast<const std::byte*>(bytes.data()),
+                                          bytes.size());
+    if (std::string problem = detail::gltf_preflight(view, extension == "glb"); !problem.empty())
+      return fail(name, problem);
+  }
+  return run_import(name, options, true, [&](Assimp::Importer& importer) {
+    return importer.ReadFile(name, kPostProcess);
+  });
+}
+
+core::Result<ImportedAsset> import_asset_from_memory(std::span<const std::byte> bytes,
+                                                     std::string_view name,
+                                                     std::string_view format_hint,
+                                                     const ImportOptions& options) {
+  const std::string label(name);
+  if (bytes.empty()) return fail(label, "empty file");
+  if (bytes.size() > options.max_file_bytes)
+    return fail(label, "file is " + std::to_string(bytes.size()) + " bytes, over the limit of " +
+                           std::to_string(options.max_file_bytes));
+  const std::string extension = lower(format_hint);
+  if (core::Status s =
+          check_format(label, extension, bytes.first(std::min<std::size_t>(16, bytes.size())));
+      !s)
+    return s;
+  if (extension == "gltf" || extension == "glb")
+    if (std::string problem = detail::gltf_preflight(bytes, extension == "glb"); !problem.empty())
+      return fail(label, problem);
+  return run_import(label, options, false, [&](Assimp::Importer& importer) {
+    return importer.ReadFileFromMemory(bytes.data(), bytes.size(), kPostProcess, extension.c_str());
+  });
+}
+
+}  // namespace spindle::anim
