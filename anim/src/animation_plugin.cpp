@@ -417,18 +417,10 @@ void Animation::skin(core::StageContext& ctx) {
       if (with_normals)
         job.out_normals = {std::span(c.nx).subspan(begin, n), std::span(c.ny).subspan(begin, n),
                            std::span(c.nz).subspan(begin, n)};
+      job.out_min = &batch.bounds.min;
+      job.out_max = &batch.bounds.max;
       [[maybe_unused]] const Status skinned = job.run();
       SPINDLE_ASSERT(skinned.ok(), "animation: skinning a checked mesh cannot fail");
-      const float* xs[3] = {c.px.data() + begin, c.py.data() + begin, c.pz.data() + begin};
-      for (int axis = 0; axis < 3; ++axis) {
-        float lo = std::numeric_limits<float>::infinity(), hi = -lo;
-        for (std::size_t v = 0; v < n; ++v) {
-          lo = std::min(lo, xs[axis][v]);
-          hi = std::max(hi, xs[axis][v]);
-        }
-        batch.bounds.min[axis] = lo;
-        batch.bounds.max[axis] = hi;
-      }
     }
   });
   auto* bounds = ctx.world().storage<SkinnedBounds>();

@@ -66,6 +66,10 @@ struct SkinningJob {
   Stream3 out_normals{};
   // Renormalise the skinned normals (blending matrices shortens them).
   bool normalize_normals = true;
+  // Optional: set both to receive the bounds (per-axis min and max) of the skinned positions,
+  // computed while they are still in cache (the outputs are written with streaming stores).
+  glm::vec3* out_min = nullptr;
+  glm::vec3* out_max = nullptr;
 
   std::size_t vertex_count() const { return in_positions.size(); }
 
