@@ -396,6 +396,7 @@ void Animation::pose(core::StageContext& ctx) {
 void Animation::skin(core::StageContext& ctx) {
   Impl& m = *impl_;
   const bool normals = config_.skin_normals;
+  const bool streaming = stats_.vertices * (normals ? 24u : 12u) > config_.streaming_above_bytes;
   ctx.parallel_for(static_cast<std::uint32_t>(m.batches.size()), [&](std::uint32_t b,
                                                                      std::uint32_t e) {
     for (std::uint32_t i = b; i < e; ++i) {
@@ -417,6 +418,7 @@ void Animation::skin(core::StageContext& ctx) {
       if (with_normals)
         job.out_normals = {std::span(c.nx).subspan(begin, n), std::span(c.ny).subspan(begin, n),
                            std::span(c.nz).subspan(begin, n)};
+      job.streaming_stores = streaming;
       job.out_min = &batch.bounds.min;
       job.out_max = &batch.bounds.max;
       [[maybe_unused]] const Status skinned = job.run();

@@ -151,19 +151,22 @@ inline void normalize_block(float* __restrict x, float* __restrict y, float* __r
 #endif
 }
 
-// Copies a finished block stream to the output. SSE: non-temporal (streaming) stores where the
-// output is 16-byte aligned, because skinned vertices are written once per frame and are far
-// too many to stay in cache (1,000 characters x 2,000 vertices = 48 MB): streaming skips reading
-// each cache line before overwriting it, which on this 2-core VM is what limits two cores
-// skinning at once (plain stores: 7.7 GB/s from two threads; streaming: 47 GB/s).
-inline void write_out(const float* block, float* out, std::size_t n) {
+// Copies a finished block stream to the output. With `stream` (SSE, 16-byte aligned output):
+// non-temporal stores, which skip reading each cache line before overwriting it. A crowd's
+// skinned vertices are written once per frame and far too many to stay in cache (1,000
+// characters x 2,000 vertices = 48 MB); on this 2-core VM plain stores from two threads reach
+// 7.7 GB/s and streaming ones 47 GB/s, so streaming is what lets two cores skin at once.
+inline void write_out(const float* block, float* out, std::size_t n, bool stream) {
 #if SPINDLE_SKIN_SSE
-  if (reinterpret_cast<std::uintptr_t>(out) % 16 == 0) {
+  if (stream && reinterpret_cast<std::uintptr_t>(out) % 16 == 0) {
     std::size_t i = 0;
     for (; i + 4 <= n; i += 4) _mm_stream_ps(out + i, _mm_load_ps(block + i));
     std::copy(block + i, block + n, out + i);
     return;
   }
+#endif
+#if !SPINDLE_SKIN_SSE
+  (void)stream;
 #endif
   std::copy_n(block, n, out);
 }
@@ -241,21 +244,22 @@ core::Status SkinningJob::run() const {
         hi[a] = high;
       }
     }
-    write_out(b.px, out_positions.x.data() + v0, n);
-    write_out(b.py, out_positions.y.data() + v0, n);
-    write_out(b.pz, out_positions.z.data() + v0, n);
+    write_out(b.px, out_positions.x.data() + v0, n, streaming_stores);
+    write_out(b.py, out_positions.y.data() + v0, n, streaming_stores);
+    write_out(b.pz, out_positions.z.data() + v0, n, streaming_stores);
     if (!normals) continue;
     if (normalize_normals) normalize_block(b.nx, b.ny, b.nz, n);
-    write_out(b.nx, out_normals.x.data() + v0, n);
-    write_out(b.ny, out_normals.y.data() + v0, n);
-    write_out(b.nz, out_normals.z.data() + v0, n);
+    write_out(b.nx, out_normals.x.data() + v0, n, streaming_stores);
+    write_out(b.ny, out_normals.y.data() + v0, n, streaming_stores);
+    write_out(b.nz, out_normals.z.data() + v0, n, streaming_stores);
   }
   if (bounds) {
     *out_min = lo;
     *out_max = hi;
   }
 #if SPINDLE_SKIN_SSE
-  _mm_sfence();  // the streaming stores are visible before whoever waits on this job reads them
+  if (streaming_stores)
+    _mm_sfence();  // the streaming stores are visible before whoever waits on this job reads them
 #endif
   return {};
 }

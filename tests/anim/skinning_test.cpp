@@ -88,7 +88,18 @@ struct Mesh {
 
 TEST(SkinningJob, MatchesPerVertexFormula) {
   Mesh m(3 * 64 + 5);  // several 64-vertex blocks and a partial one
-  ASSERT_TRUE(m.job().run());
+  SkinningJob job = m.job();
+  glm::vec3 lo(0.0f), hi(0.0f);
+  job.out_min = &lo;
+  job.out_max = &hi;
+  ASSERT_TRUE(job.run());
+  glm::vec3 expect_lo(INFINITY), expect_hi(-INFINITY);
+  for (std::size_t v = 0; v < m.n; ++v) {
+    expect_lo = glm::min(expect_lo, glm::vec3(m.ox[v], m.oy[v], m.oz[v]));
+    expect_hi = glm::max(expect_hi, glm::vec3(m.ox[v], m.oy[v], m.oz[v]));
+  }
+  EXPECT_EQ(lo, expect_lo) << "the bounds are exactly those of the outputs";
+  EXPECT_EQ(hi, expect_hi);
   for (std::size_t v = 0; v < m.n; ++v) {
     SCOPED_TRACE(v);
     test::expect_near({m.ox[v], m.oy[v], m.oz[v]}, m.position(v), 1e-4f);
@@ -116,7 +127,8 @@ TEST(SkinningJob, UnnormalisedNormalsAndPositionsOnly) {
 }
 
 TEST(SkinningJob, BatchesGiveTheSameResultAsOneJob) {
-  // Batches of 70 cross the job's 64-vertex blocks at different offsets; bit-identical anyway.
+  // Batches of 70 cross the job's 64-vertex blocks at different offsets, and write with
+  // streaming stores (where the target has them); bit-identical anyway.
   constexpr std::size_t kCount = 301, kBatch = 70;
   Mesh whole(kCount), batched(kCount);
   ASSERT_TRUE(whole.job().run());
@@ -124,6 +136,7 @@ TEST(SkinningJob, BatchesGiveTheSameResultAsOneJob) {
   for (std::size_t begin = 0; begin < kCount; begin += kBatch) {
     const std::size_t count = std::min(kBatch, kCount - begin);
     SkinningJob b = full;
+    b.streaming_stores = true;
     b.joint_indices = full.joint_indices.subspan(4 * begin, 4 * count);
     b.joint_weights = full.joint_weights.subspan(4 * begin, 4 * count);
     b.in_positions = {full.in_positions.x.subspan(begin, count),

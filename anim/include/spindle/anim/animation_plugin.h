@@ -107,6 +107,9 @@ struct AnimationConfig {
   // that a batch's fixed cost (palette lookups warm, bounds) stays small.
   std::uint32_t skin_batch_vertices = 1024;
   bool skin_normals = true;
+  // Skin with streaming stores (SkinningJob::streaming_stores) once a frame's skinned output
+  // (24 bytes a vertex with normals) exceeds this many bytes, i.e. no longer fits in cache.
+  std::uint64_t streaming_above_bytes = 8u << 20;
   // BlendingJob::threshold.
   float blend_threshold = 0.1f;
 };

@@ -66,8 +66,12 @@ struct SkinningJob {
   Stream3 out_normals{};
   // Renormalise the skinned normals (blending matrices shortens them).
   bool normalize_normals = true;
+  // Write the outputs with streaming (non-temporal) stores where the target supports them: for
+  // outputs too large to stay in cache (a whole crowd's vertices), where they spare the memory
+  // bus a read of every line before it is overwritten. Slower for outputs that fit in cache.
+  bool streaming_stores = false;
   // Optional: set both to receive the bounds (per-axis min and max) of the skinned positions,
-  // computed while they are still in cache (the outputs are written with streaming stores).
+  // computed from the block while it is in cache (not read back from the outputs).
   glm::vec3* out_min = nullptr;
   glm::vec3* out_max = nullptr;
 
