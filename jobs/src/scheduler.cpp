@@ -349,17 +349,16 @@ void Scheduler::finish(Counter* counter, std::uint32_t count) {
   std::uint64_t next = 0;
   do {
     const std::uint64_t pending = state & Counter::kPendingMask;
-    // The last job sets kFinalizing in the same step as pending reaches zero, so a waiter never
-    // sees "done" while continuations are still being read out of the counter.
-    next =
-        pending == count ? (state & ~Counter::kPendingMask) | Counter::kFinalizing : state - count;
+    // A finisher that brings pending to zero adds one kFinalizing unit in the same step, so a
+    // waiter never sees "done" while continuations are still being read out of the counter.
+    next = state - count + (pending == count ? Counter::kFinalizing : 0);
   } while (!counter->state_.compare_exchange_weak(state, next, std::memory_order_acq_rel,
                                                   std::memory_order_relaxed));
   if ((state & Counter::kPendingMask) != count) return;
 
   Job* list = counter->continuations_.exchange(nullptr, std::memory_order_acq_rel);
   // Last touch of the counter: after this a waiter may return and destroy it.
-  counter->state_.fetch_and(~Counter::kFinalizing, std::memory_order_acq_rel);
+  counter->state_.fetch_sub(Counter::kFinalizing, std::memory_order_acq_rel);
   run_list(list);
 #if SPINDLE_THREADS
   full_fence();

@@ -123,6 +123,41 @@ TEST_P(Stress, ParallelForRepeatedWithRandomSizes) {
   }
 }
 
+// Overwrites a stretch of stack, where the previous wait's Counter lived.
+[[gnu::noinline]] int scribble_stack(int seed) {
+  volatile int area[256];
+  for (int i = 0; i < 256; ++i) area[i] = seed + i;
+  return area[seed & 255];
+}
+
+// A counter whose pending count reaches zero, rises again (jobs are added one at a time: Static
+// mode hands out a range's chunks one by one, run() adds one job each) and reaches zero again:
+// the first finisher may still be inside finish() when the second one completes. The waiter
+// must not return (the counter dies with the stack frame) until both are out. More workers
+// than cores, so finishers are preempted inside that window; the stack is overwritten after
+// every wait, so a late touch of the dead counter shows under TSan / ASan (it was a real race:
+// a single "finalizing" bit, cleared by the second finisher).
+TEST_P(Stress, CountersThatReachZeroTwiceOutliveTheirLastFinisher) {
+  JobSystem js(test::config_for(GetParam(), 6));
+  const int rounds = static_cast<int>(20000 * test::stress_scale()) + 100;
+  std::atomic<long> sum{0};
+  long expected = 0;
+  for (int r = 0; r < rounds; ++r) {
+    if (r % 2 == 0) {
+      js.parallel_for(0, 3, 1, [&](std::size_t i) { sum.fetch_add(static_cast<long>(i) + 1); });
+      expected += 6;
+    } else {
+      Counter c;
+      js.run(c, {"a"}, [&] { sum.fetch_add(1); });
+      js.run(c, {"b"}, [&] { sum.fetch_add(2); });
+      js.wait(c);
+      expected += 3;
+    }
+    ASSERT_EQ(sum.load(), expected) << "round " << r;
+    (void)scribble_stack(r);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllModes, Stress, ::testing::ValuesIn(test::available_modes()),
                          [](const auto& info) { return test::mode_name(info.param); });
 

@@ -204,12 +204,15 @@ class Counter {
   friend class detail::TbbBackend;
 
   static constexpr std::uint64_t kPendingMask = 0xffffffffull;
-  static constexpr std::uint64_t kFinalizing = 1ull << 32;
+  static constexpr std::uint64_t kFinalizing = 1ull << 32;  // one finisher still finalizing
 
   void add(std::uint32_t n) { state_.fetch_add(n, std::memory_order_relaxed); }
 
-  // Low 32 bits: pending jobs. kFinalizing: the finisher that brought pending to zero is still
-  // handing out continuations, so waiters must not return (and destroy the counter) yet.
+  // Low 32 bits: pending jobs. High 32 bits: how many finishers that brought pending to zero are
+  // still handing out continuations (kFinalizing each), so waiters must not return (and destroy
+  // the counter) yet. A count, not a flag: pending can reach zero, rise again (jobs are added one
+  // at a time while earlier ones already run) and reach zero again while the first finisher is
+  // still inside finish(); a flag cleared by the second would let the waiter go early.
   std::atomic<std::uint64_t> state_{0};
   // Jobs to submit when pending reaches zero (intrusive list through Job::next).
   std::atomic<detail::Job*> continuations_{nullptr};
