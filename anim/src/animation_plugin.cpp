@@ -40,11 +40,6 @@ Id push(std::vector<std::unique_ptr<Asset<T>>>& assets, T value, SkeletonId skel
   return static_cast<Id>(assets.size());
 }
 
-ConstStream3 sub(const ConstStream3& s, std::size_t begin, std::size_t count) {
-  if (s.empty()) return {};
-  return {s.x.subspan(begin, count), s.y.subspan(begin, count), s.z.subspan(begin, count)};
-}
-
 }  // namespace
 
 // One animated entity (a character): its buffers, allocated when it appears or its skeleton or mesh
@@ -403,21 +398,16 @@ void Animation::skin(core::StageContext& ctx) {
       SkinBatch& batch = m.batches[i];
       Animated& c = *batch.character;
       const SkinnedMesh& mesh = *c.mesh;
-      const std::size_t begin = batch.begin, n = batch.count;
-      const std::size_t slots = begin * kMaxInfluences, slot_count = n * kMaxInfluences;
-      const bool with_normals = normals && !c.nx.empty();
-      SkinningJob job{
-          .palette = c.palette,
-          .joint_indices = std::span(mesh.joint_indices).subspan(slots, slot_count),
-          .joint_weights = std::span(mesh.joint_weights).subspan(slots, slot_count),
-          .in_positions = sub(mesh.positions(), begin, n),
-          .in_normals = with_normals ? sub(mesh.normals(), begin, n) : ConstStream3{},
-          .out_positions = {std::span(c.px).subspan(begin, n), std::span(c.py).subspan(begin, n),
-                            std::span(c.pz).subspan(begin, n)},
-      };
-      if (with_normals)
-        job.out_normals = {std::span(c.nx).subspan(begin, n), std::span(c.ny).subspan(begin, n),
-                           std::span(c.nz).subspan(begin, n)};
+      // c.nx is empty when normals are off or the mesh has none (configure() sized it).
+      const bool with_normals = !c.nx.empty();
+      SkinningJob job = SkinningJob{.palette = c.palette,
+                                    .joint_indices = mesh.joint_indices,
+                                    .joint_weights = mesh.joint_weights,
+                                    .in_positions = mesh.positions(),
+                                    .in_normals = with_normals ? mesh.normals() : ConstStream3{},
+                                    .out_positions = {c.px, c.py, c.pz},
+                                    .out_normals = {c.nx, c.ny, c.nz}}
+                            .batch(batch.begin, batch.count);
       job.streaming_stores = streaming;
       job.out_min = &batch.bounds.min;
       job.out_max = &batch.bounds.max;

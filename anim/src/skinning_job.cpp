@@ -209,6 +209,17 @@ core::Status SkinningJob::validate() const {
   return {};
 }
 
+SkinningJob SkinningJob::batch(std::size_t begin, std::size_t count) const {
+  SkinningJob b = *this;
+  b.joint_indices = joint_indices.subspan(kMaxInfluences * begin, kMaxInfluences * count);
+  b.joint_weights = joint_weights.subspan(kMaxInfluences * begin, kMaxInfluences * count);
+  b.in_positions = in_positions.subspan(begin, count);
+  b.in_normals = in_normals.subspan(begin, count);
+  b.out_positions = out_positions.subspan(begin, count);
+  b.out_normals = out_normals.subspan(begin, count);
+  return b;
+}
+
 core::Status SkinningJob::run() const {
   if (core::Status s = validate(); !s) return s;
   const std::size_t count = vertex_count();

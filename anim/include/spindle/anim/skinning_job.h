@@ -21,8 +21,9 @@
 // unit-stride streams the compiler can vectorise and a batch is just a sub-span of each array.
 // Influences are 4-wide groups per vertex (indices uint16_t, weights float): one vertex's four
 // weights are one 16-byte load and the gather of palette rows stays per vertex. The inner work
-// per vertex is blending four 4x4 matrices, 16 contiguous floats each, which the compiler turns
-// into packed multiply-adds, and transforming the position and normal with the blended matrix.
+// per vertex is blending four 4x4 matrices (four packed columns each) and transforming the
+// position and normal with the blended matrix; anim/src/skinning_job.cpp says how it is
+// vectorised (SSE, or a portable block-SoA path).
 #pragma once
 
 #include <cstdint>
@@ -41,11 +42,22 @@ struct ConstStream3 {
   std::span<const float> x{}, y{}, z{};
   std::size_t size() const { return x.size(); }
   bool empty() const { return x.empty() && y.empty() && z.empty(); }
+  // Elements [begin, begin + count) of each array (an empty stream stays empty).
+  ConstStream3 subspan(std::size_t begin, std::size_t count) const {
+    if (empty()) return {};
+    return {x.subspan(begin, count), y.subspan(begin, count), z.subspan(begin, count)};
+  }
 };
+
 struct Stream3 {
   std::span<float> x{}, y{}, z{};
   std::size_t size() const { return x.size(); }
   bool empty() const { return x.empty() && y.empty() && z.empty(); }
+  // Elements [begin, begin + count) of each array (an empty stream stays empty).
+  Stream3 subspan(std::size_t begin, std::size_t count) const {
+    if (empty()) return {};
+    return {x.subspan(begin, count), y.subspan(begin, count), z.subspan(begin, count)};
+  }
 };
 
 struct SkinningJob {
@@ -76,6 +88,9 @@ struct SkinningJob {
   glm::vec3* out_max = nullptr;
 
   std::size_t vertex_count() const { return in_positions.size(); }
+  // The same job over vertices [begin, begin + count) only: every stream and influence array cut
+  // to that range (begin + count <= vertex_count()). How a mesh is split into batches.
+  SkinningJob batch(std::size_t begin, std::size_t count) const;
 
   // Checks every size and every joint index (one pass over the indices).
   core::Status validate() const;
