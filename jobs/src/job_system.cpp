@@ -86,14 +86,12 @@ Config sanitize(Config config) {
     }
     config.mode = fallback;
   }
-  config.capture_bytes =
-      std::min<std::uint32_t>(config.capture_bytes, static_cast<std::uint32_t>(kMaxCaptureBytes));
   return config;
 }
 
-std::uint32_t participant_count(const Config& config) {
+std::uint32_t participants_for(const Config& config) {
 #if SPINDLE_THREADS
-  const std::uint32_t wanted = config.workers == 0 ? detail::available_cpus() : config.workers;
+  const std::uint32_t wanted = config.workers == 0 ? detail::process_cpus().count : config.workers;
   return std::clamp<std::uint32_t>(wanted, 1, kMaxWorkers);
 #else
   (void)config;
@@ -104,8 +102,8 @@ std::uint32_t participant_count(const Config& config) {
 }  // namespace
 
 JobSystem::JobSystem(const Config& config) : config_(sanitize(config)), mode_(config_.mode) {
-  worker_count_ = participant_count(config_);
-  const std::uint32_t capture = (config_.capture_bytes + 63u) & ~63u;
+  worker_count_ = participants_for(config_);
+  const std::uint32_t capture = (static_cast<std::uint32_t>(kCaptureBytes) + 63u) & ~63u;
   job_stride_ = static_cast<std::uint32_t>(sizeof(detail::Job)) + capture;
   scheduler_ = std::make_unique<detail::Scheduler>(config_, worker_count_, job_stride_, this);
 }
@@ -116,14 +114,13 @@ detail::Job* JobSystem::acquire_job() {
   return scheduler_->acquire();
 }
 
-void JobSystem::submit(detail::Job* job, Counter* dependency) {
-  scheduler_->submit(job, dependency);
+void JobSystem::submit(detail::Job* job, std::span<Counter* const> dependencies) {
+  scheduler_->submit(job, dependencies);
 }
 
-void JobSystem::run_inline(detail::Job* job, Counter* dependency) {
-  scheduler_->note_overflow("no free job slot, or the callable exceeds Config::capture_bytes",
-                            job->desc);
-  scheduler_->run_inline(job, dependency);
+void JobSystem::run_inline(detail::Job* job, std::span<Counter* const> dependencies) {
+  scheduler_->note_overflow("no free job slot", job->desc);
+  scheduler_->run_inline(job, dependencies);
 }
 
 void JobSystem::note_heap_continuation(const JobDesc& desc) {
@@ -133,6 +130,15 @@ void JobSystem::note_heap_continuation(const JobDesc& desc) {
 
 void JobSystem::wait(Counter& counter) {
   scheduler_->wait(counter);
+}
+
+void JobSystem::wait(std::span<Counter* const> counters) {
+  for (Counter* counter : counters) {
+    if (counter != nullptr) scheduler_->wait_for(*counter);
+  }
+  for (Counter* counter : counters) {
+    if (counter != nullptr) scheduler_->rethrow(*counter);
+  }
 }
 
 void JobSystem::submit_range(Counter& counter, const JobDesc& desc, std::size_t begin,

@@ -1,5 +1,6 @@
 #include "platform.h"
 
+#include <algorithm>
 #include <cstring>
 
 #if SPINDLE_THREADS && defined(__linux__)
@@ -24,24 +25,50 @@ namespace spindle::jobs::detail {
 #if SPINDLE_JOBS_AFFINITY
 static_assert(sizeof(cpu_set_t) <= sizeof(SavedAffinity::mask));
 
-std::uint32_t available_cpus() {
+namespace {
+
+ProcessCpus read_thread_cpus() {
+  ProcessCpus out;
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    const int count = CPU_COUNT(&set);
-    if (count > 0) return static_cast<std::uint32_t>(count);
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (!CPU_ISSET(cpu, &set)) continue;
+      if (out.count < kMaxWorkers) out.ids[out.count] = static_cast<std::uint32_t>(cpu);
+      ++out.count;
+    }
   }
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw > 0 ? hw : 1;
+  if (out.count == 0) {
+    const unsigned hw = std::thread::hardware_concurrency();
+    out.count = hw > 0 ? hw : 1;
+    for (std::uint32_t i = 0; i < out.count && i < kMaxWorkers; ++i) out.ids[i] = i;
+  }
+  return out;
 }
 
-std::uint32_t allowed_cpu_ids(std::uint32_t* out, std::uint32_t max) {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return 0;
+// Read during static initialisation, on the thread that loads the program, before main().
+const ProcessCpus g_start_cpus = read_thread_cpus();
+
+}  // namespace
+
+const ProcessCpus& process_cpus() {
+  // A JobSystem built by another static initialiser that ran first sees zero: read it now.
+  if (g_start_cpus.count == 0) {
+    static const ProcessCpus late = read_thread_cpus();
+    return late;
+  }
+  return g_start_cpus;
+}
+
+std::uint32_t thread_cpus_among(const ProcessCpus& cpus, bool* allowed) {
+  const std::uint32_t n = std::min(cpus.count, kMaxWorkers);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const bool known = pthread_getaffinity_np(pthread_self(), sizeof(set), &set) == 0;
   std::uint32_t count = 0;
-  for (int cpu = 0; cpu < CPU_SETSIZE && count < max; ++cpu) {
-    if (CPU_ISSET(cpu, &allowed)) out[count++] = static_cast<std::uint32_t>(cpu);
+  for (std::uint32_t k = 0; k < n; ++k) {
+    allowed[k] = !known || (cpus.ids[k] < CPU_SETSIZE && CPU_ISSET(cpus.ids[k], &set));
+    count += allowed[k] ? 1 : 0;
   }
   return count;
 }
@@ -110,13 +137,24 @@ void unpark_one(std::atomic<std::uint32_t>&) {}
 #endif
 void set_precise_timers() {}
 
-std::uint32_t available_cpus() {
+const ProcessCpus& process_cpus() {
+  static const ProcessCpus cpus = [] {
+    ProcessCpus out;
 #if SPINDLE_THREADS
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw > 0 ? hw : 1;
+    const unsigned hw = std::thread::hardware_concurrency();
+    out.count = hw > 0 ? hw : 1;
 #else
-  return 1;
+    out.count = 1;
 #endif
+    for (std::uint32_t i = 0; i < out.count && i < kMaxWorkers; ++i) out.ids[i] = i;
+    return out;
+  }();
+  return cpus;
+}
+std::uint32_t thread_cpus_among(const ProcessCpus& cpus, bool* allowed) {
+  const std::uint32_t n = cpus.count < kMaxWorkers ? cpus.count : kMaxWorkers;
+  for (std::uint32_t k = 0; k < n; ++k) allowed[k] = true;
+  return n;
 }
 bool pin_current_thread(std::uint32_t) {
   return false;

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "spindle/jobs/job_system.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define SPINDLE_JOBS_HAS_TSC 1
@@ -80,12 +82,19 @@ class TickClock {
   std::uint64_t ns0_;
 };
 
-// CPUs this process may run on (its affinity mask), at least 1.
-std::uint32_t available_cpus();
-// Writes the ids of the CPUs the calling thread may run on into `out` (at most `max`); returns
-// how many. Read it before pinning anything: threads inherit their creator's mask.
-std::uint32_t allowed_cpu_ids(std::uint32_t* out, std::uint32_t max);
-// Pins the calling thread to CPU `cpu` (an id from allowed_cpu_ids). False on failure.
+// The CPUs the process may use: the affinity mask it started with (read while the library is
+// loaded, before main() or anything in it pins a thread; a taskset or cgroup limit shows here).
+// Not the calling thread's mask now: that may already be pinned to one CPU, by the game or by
+// another JobSystem's pin_main_thread, and workers taking CPUs from it would share that one.
+struct ProcessCpus {
+  std::uint32_t count = 0;              // CPUs in the mask, at least 1
+  std::uint32_t ids[kMaxWorkers] = {};  // the first min(count, kMaxWorkers) of them, ascending
+};
+const ProcessCpus& process_cpus();
+// Marks in `allowed[k]` whether the calling thread may run on cpus.ids[k]; returns how many it
+// may (all of them where affinity cannot be read).
+std::uint32_t thread_cpus_among(const ProcessCpus& cpus, bool* allowed);
+// Pins the calling thread to CPU `cpu` (an id from process_cpus()). False on failure.
 bool pin_current_thread(std::uint32_t cpu);
 // Saves / restores the calling thread's affinity mask (for the main thread that we pin).
 struct SavedAffinity {

@@ -50,6 +50,33 @@ constexpr std::uint64_t kBurstLagNs = 40'000;
 // Longest run of finished jobs whose counter update a participant defers (see Participant).
 constexpr std::uint32_t kMaxBatch = 64;
 
+std::atomic<void (*)()> g_zero_hook{nullptr};
+
+}  // namespace
+
+void set_zero_hook_for_tests(void (*hook)()) {
+  g_zero_hook.store(hook, std::memory_order_relaxed);
+}
+
+// A counter's continuation list lock: held for a few list operations, so a spin; yields when the
+// holder was preempted (more threads than cores).
+void Scheduler::lock_list(Counter& counter) {
+  for (std::uint32_t spins = 0; counter.list_lock_.exchange(1, std::memory_order_acquire) != 0;) {
+    while (counter.list_lock_.load(std::memory_order_relaxed) != 0) {
+#if SPINDLE_THREADS
+      if (++spins >= 128) std::this_thread::yield();
+#endif
+      cpu_relax();
+    }
+  }
+}
+
+void Scheduler::unlock_list(Counter& counter) {
+  counter.list_lock_.store(0, std::memory_order_release);
+}
+
+namespace {
+
 constexpr std::uint32_t priority_index(Priority p) {
   return p == Priority::High ? 0u : 1u;
 }
@@ -79,7 +106,7 @@ namespace spindle::jobs {
 // Friend of JobSystem: lets the scheduler submit range jobs through the same path as run().
 struct RangeSpawner {
   static void spawn(const detail::RangeTask& task) {
-    task.system->submit_callable(task.counter, nullptr, task.desc,
+    task.system->submit_callable(task.counter, {}, task.desc,
                                  [task] { detail::run_range_task(task); });
   }
 };
@@ -207,23 +234,64 @@ Job* Scheduler::acquire() {
     if (Job* job = tbb_->acquire()) return job;
   }
 #endif
-  if (self < worker_count_) return participants_[self].pool.try_acquire();
+  if (self < worker_count_) {
+    JobPool& pool = participants_[self].pool;
+    if (Job* job = pool.try_acquire()) return job;
+#if SPINDLE_THREADS
+    // Full: our own queued jobs hold the slots. Run them (they are ours to run anyway: Static
+    // mode deals us our share, Dynamic pushes to our deque) and reuse their slots, so that a
+    // large spawn stays parallel instead of running the rest inline on this thread.
+    if (mode() == Mode::Static || mode() == Mode::Dynamic) {
+      while (Job* queued = pop_own(self)) {
+        execute(queued, self, 0);
+        if (Job* job = pool.take_if_free(queued)) return job;
+        if (Job* job = pool.try_acquire()) return job;
+      }
+    }
+#endif
+    return nullptr;
+  }
   std::lock_guard<Lock> lock(external_mutex_);
   return external_pool_.try_acquire();
 }
 
-void Scheduler::submit(Job* job, Counter* dependency) {
-  if (dependency != nullptr) {
-    attach(*dependency, job);
-  } else {
+void Scheduler::submit(Job* job, std::span<Counter* const> dependencies) {
+  std::uint32_t count = 0;
+  for (Counter* c : dependencies) count += c != nullptr ? 1 : 0;
+  if (count == 0) {
     push(job);
+    return;
+  }
+  if (count == 1) {
+    for (Counter* c : dependencies) {
+      if (c != nullptr) attach(*c, job);
+    }
+    return;
+  }
+  // A join: one link per dependency, each releasing one of the job's joins. Every join is
+  // counted before the first link is attached, since a link may be released at once.
+  job->joins.store(count, std::memory_order_relaxed);
+  for (Counter* c : dependencies) {
+    if (c == nullptr) continue;
+    Job* link = acquire();
+    if (link == nullptr) {
+      link = allocate_heap_job(sizeof(Job*));
+      note_overflow("no free job slot for a join's link; kept on the heap", job->desc);
+    }
+    link->flags |= kJobLink;
+    link->counter = nullptr;
+    link->desc = job->desc;
+    *reinterpret_cast<Job**>(link->capture()) = job;
+    attach(*c, link);
   }
 }
 
-void Scheduler::run_inline(Job* job, Counter* dependency) {
+void Scheduler::run_inline(Job* job, std::span<Counter* const> dependencies) {
   // JobSystem sends continuations with a pending dependency to the heap; this one is runnable,
-  // unless the dependency gained jobs since: then it still may not start early.
-  if (dependency != nullptr && !dependency->done()) wait_for(*dependency);
+  // unless a dependency gained jobs since: then it still may not start early.
+  for (Counter* c : dependencies) {
+    if (c != nullptr && !c->done()) wait_for(*c);
+  }
   execute(job, current_worker(), 0);
 }
 
@@ -350,16 +418,25 @@ void Scheduler::finish(Counter* counter, std::uint32_t count) {
   do {
     const std::uint64_t pending = state & Counter::kPendingMask;
     // A finisher that brings pending to zero adds one kFinalizing unit in the same step, so a
-    // waiter never sees "done" while continuations are still being read out of the counter.
-    next = state - count + (pending == count ? Counter::kFinalizing : 0);
-  } while (!counter->state_.compare_exchange_weak(state, next, std::memory_order_acq_rel,
+    // waiter never sees "done" while continuations are still being read out of the counter, and
+    // moves the epoch on, so that continuations attached after a later rise stay attached.
+    next = state - count + (pending == count ? Counter::kFinalizing + Counter::kEpoch : 0);
+  } while (!counter->state_.compare_exchange_weak(state, next, std::memory_order_seq_cst,
                                                   std::memory_order_relaxed));
   if ((state & Counter::kPendingMask) != count) return;
+  if (auto* hook = g_zero_hook.load(std::memory_order_relaxed)) hook();
 
-  Job* list = counter->continuations_.exchange(nullptr, std::memory_order_acq_rel);
+  // seq_cst, paired with attach(): its push comes before its re-read of the state, our step
+  // before this read of the head, so one of the two sees the other.
+  Job* released = nullptr;
+  if (counter->continuations_.load(std::memory_order_seq_cst) != nullptr) {
+    lock_list(*counter);
+    released = take_released(*counter, counter->state_.load(std::memory_order_seq_cst));
+    unlock_list(*counter);
+  }
   // Last touch of the counter: after this a waiter may return and destroy it.
   counter->state_.fetch_sub(Counter::kFinalizing, std::memory_order_acq_rel);
-  run_list(list);
+  run_list(released);
 #if SPINDLE_THREADS
   full_fence();
   if (waiting_.load(std::memory_order_relaxed) != 0) wake_waiters();
@@ -367,16 +444,61 @@ void Scheduler::finish(Counter* counter, std::uint32_t count) {
 }
 
 void Scheduler::attach(Counter& dependency, Job* job) {
-  Job* head = dependency.continuations_.load(std::memory_order_relaxed);
-  do {
-    job->next = head;
-  } while (!dependency.continuations_.compare_exchange_weak(head, job, std::memory_order_acq_rel,
-                                                            std::memory_order_relaxed));
-  // If the dependency already reached zero, its finisher may have taken the list before our
-  // push; then we are the ones to run it. Whoever exchanges the list out runs what it holds.
-  if ((dependency.state_.load(std::memory_order_acquire) & Counter::kPendingMask) == 0) {
-    run_list(dependency.continuations_.exchange(nullptr, std::memory_order_acq_rel));
+  lock_list(dependency);
+  const std::uint64_t state = dependency.state_.load(std::memory_order_seq_cst);
+  if ((state & Counter::kPendingMask) == 0) {
+    unlock_list(dependency);
+    release(job);
+    return;
   }
+  job->epoch = static_cast<std::uint16_t>(state >> Counter::kEpochShift);
+  job->next = dependency.continuations_.load(std::memory_order_relaxed);
+  dependency.continuations_.store(job, std::memory_order_seq_cst);
+  // The jobs we wait for may have finished between the read above and the push: their finisher
+  // may have looked at the list before our push. Then the epoch has moved and we release it.
+  const std::uint64_t now = dependency.state_.load(std::memory_order_seq_cst);
+  Job* released = nullptr;
+  if ((now >> Counter::kEpochShift) != (state >> Counter::kEpochShift)) {
+    released = take_released(dependency, now);
+  }
+  unlock_list(dependency);
+  run_list(released);
+}
+
+Job* Scheduler::take_released(Counter& counter, std::uint64_t state) {
+  const auto epoch = static_cast<std::uint16_t>(state >> Counter::kEpochShift);
+  // A continuation tagged with the current epoch waits for the jobs pending now; any other tag
+  // is an earlier epoch that has ended (a tag is at most one epoch old by the time a finisher
+  // or attacher looks, far from the 16-bit wrap).
+  Job* released = nullptr;
+  Job** released_tail = &released;
+  Job* kept = nullptr;
+  Job** kept_tail = &kept;
+  for (Job* job = counter.continuations_.load(std::memory_order_relaxed); job != nullptr;) {
+    Job* next = job->next;
+    job->next = nullptr;
+    Job**& tail = job->epoch == epoch ? kept_tail : released_tail;
+    *tail = job;
+    tail = &job->next;
+    job = next;
+  }
+  counter.continuations_.store(kept, std::memory_order_relaxed);
+  return released;
+}
+
+void Scheduler::release(Job* job) {
+  if ((job->flags & kJobLink) == 0) {
+    push(job);
+    return;
+  }
+  Job* target = *reinterpret_cast<Job**>(job->capture());
+  if ((job->flags & kJobPooled) != 0) {
+    job->state.store(0, std::memory_order_release);
+  } else {
+    job->~Job();
+    ::operator delete (job, std::align_val_t{alignof(Job)});
+  }
+  if (target->joins.fetch_sub(1, std::memory_order_acq_rel) == 1) push(target);
 }
 
 void Scheduler::run_list(Job* list) {
@@ -391,13 +513,17 @@ void Scheduler::run_list(Job* list) {
   while (ordered != nullptr) {
     Job* next = ordered->next;
     ordered->next = nullptr;
-    push(ordered);
+    release(ordered);
     ordered = next;
   }
 }
 
 void Scheduler::wait(Counter& counter) {
   wait_for(counter);
+  rethrow(counter);
+}
+
+void Scheduler::rethrow(Counter& counter) {
 #if defined(__cpp_exceptions)
   // exchange: of several threads waiting on one counter, exactly one rethrows.
   if (counter.error_flag_.load(std::memory_order_relaxed) != 0 &&
@@ -588,10 +714,34 @@ void Scheduler::reset_stats() {
 void Scheduler::start_threads() {
   if (threads_started_ || worker_count_ <= 1) return;
   threads_started_ = true;
-  // CPU ids from the process mask, read before the main thread is pinned (workers inherit it).
-  std::uint32_t ids[kMaxWorkers];
-  const std::uint32_t cpus = allowed_cpu_ids(ids, kMaxWorkers);
-  for (std::uint32_t i = 0; i < worker_count_; ++i) cpus_[i] = cpus > 0 ? ids[i % cpus] : ~0u;
+  // Participant 0 keeps the first process CPU when we pin it; a game that pinned its main thread
+  // itself keeps the CPUs it chose. Workers take the other CPUs first, in order, then share.
+  const ProcessCpus& process = process_cpus();
+  const std::uint32_t cpus = std::min(process.count, kMaxWorkers);
+  bool main_cpu[kMaxWorkers] = {};
+  const std::uint32_t main_cpus =
+      config_.pin_main_thread ? 0 : thread_cpus_among(process, main_cpu);
+  if (main_cpus == 0 || main_cpus == cpus) {
+    std::fill(main_cpu, main_cpu + cpus, false);
+    main_cpu[0] = true;
+  }
+  std::uint32_t order[kMaxWorkers];
+  std::uint32_t n = 0;
+  for (const bool mains : {false, true}) {
+    for (std::uint32_t k = 0; k < cpus; ++k) {
+      if (main_cpu[k] == mains) order[n++] = process.ids[k];
+    }
+  }
+  cpus_[0] = process.ids[0];
+  for (std::uint32_t i = 1; i < worker_count_; ++i) cpus_[i] = order[(i - 1) % cpus];
+  if ((config_.pin_workers || config_.pin_main_thread) && cpus < worker_count_) {
+    char message[192];
+    std::snprintf(message, sizeof(message),
+                  "%u participants but the process may use %u CPU(s): pinned participants share "
+                  "CPUs round-robin (set Config::workers, or pin_workers = false)",
+                  worker_count_, process.count);
+    log(LogLevel::Warning, message);
+  }
   if (config_.pin_main_thread) {
     main_affinity_ = save_affinity();
     main_pinned_ = pin_current_thread(cpus_[0]);
@@ -906,6 +1056,24 @@ void Scheduler::redeal_main_mailbox() {
       }
     }
   }
+}
+
+Job* Scheduler::pop_own(std::uint32_t self) {
+  Participant& me = participants_[self];
+  for (std::uint32_t q = 0; q < kPriorityCount; ++q) {
+    if (mode() == Mode::Static) {
+      if (Job* job = me.mailbox[q].pop()) return job;
+      continue;
+    }
+    // The oldest of our own deque (its top, as a thief takes it): the slot after the last one
+    // we took, where the pool looks next.
+    if (me.deque[q].maybe_empty()) continue;
+    if (Job* job = me.deque[q].steal()) {
+      if (q == priority_index(Priority::High)) high_queued_.fetch_sub(1, std::memory_order_relaxed);
+      return job;
+    }
+  }
+  return nullptr;
 }
 
 void Scheduler::push_threaded(Job* job, std::uint32_t self) {

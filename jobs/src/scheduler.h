@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "platform.h"
@@ -53,18 +54,20 @@ class JobPool {
     stride_ = stride;
     for (std::uint32_t i = 0; i < count; ++i) ::new (static_cast<void*>(at(i))) Job();
   }
+  // The slot `job` if it belongs to this pool and is free (its job just finished here).
+  Job* take_if_free(Job* job) {
+    const auto* bytes = reinterpret_cast<const std::byte*>(job);
+    if (bytes < base_ || bytes >= base_ + std::size_t{mask_ + 1} * stride_) return nullptr;
+    if (job->state.load(std::memory_order_acquire) != 0) return nullptr;
+    return claim(job);
+  }
   Job* try_acquire() {
     // Slots finish out of order; looking a few ahead avoids declaring the pool full because one
     // long job still holds the oldest slot.
     for (int probe = 0; probe < 32; ++probe) {
       Job* job = at(next_);
       next_ = (next_ + 1) & mask_;
-      if (job->state.load(std::memory_order_acquire) == 0) {
-        job->state.store(1, std::memory_order_relaxed);
-        job->flags = kJobPooled;
-        job->next = nullptr;
-        return job;
-      }
+      if (job->state.load(std::memory_order_acquire) == 0) return claim(job);
     }
     return nullptr;
   }
@@ -76,6 +79,13 @@ class JobPool {
   }
 
  private:
+  static Job* claim(Job* job) {
+    job->state.store(1, std::memory_order_relaxed);
+    job->flags = kJobPooled;
+    job->next = nullptr;
+    job->joins.store(0, std::memory_order_relaxed);
+    return job;
+  }
   Job* at(std::uint32_t i) const {
     return reinterpret_cast<Job*>(base_ + std::size_t{i} * stride_);
   }
@@ -121,16 +131,18 @@ class Scheduler {
 
   // Mode-independent entry points used by JobSystem.
   Job* acquire();
-  void submit(Job* job, Counter* dependency);
+  void submit(Job* job, std::span<Counter* const> dependencies);
   // Runs a job on participant `worker` (hooks, timing, exceptions, counter). `start` is the tick
   // it started at, or 0 to read the clock now; returns the tick it ended at.
   // `batch` (participant loops only): the counter update may be deferred, see Participant.
   std::uint64_t execute(Job* job, std::uint32_t worker, std::uint64_t start, bool batch = false);
-  // Runs a job that could not be queued, after its dependency (if any) is done.
-  void run_inline(Job* job, Counter* dependency);
-  // wait() rethrows the counter's captured exception; wait_for() only waits.
+  // Runs a job that could not be queued, after its dependencies (if any) are done.
+  void run_inline(Job* job, std::span<Counter* const> dependencies);
+  // wait() rethrows the counter's captured exception; wait_for() only waits, rethrow() only
+  // rethrows.
   void wait(Counter& counter);
   void wait_for(Counter& counter);
+  void rethrow(Counter& counter);
   void set_mode(Mode mode);
   Mode mode() const { return mode_.load(std::memory_order_relaxed); }
   std::uint32_t current_worker() const;
@@ -160,7 +172,15 @@ class Scheduler {
   // Called when `count` jobs counted on `counter` have finished.
   void finish(Counter* counter, std::uint32_t count);
   void flush_batch(std::uint32_t self);
+  // Puts `job` in `dependency`'s continuation list, or releases it now if nothing is pending.
   void attach(Counter& dependency, Job* job);
+  // Under the counter's list lock: unlinks and returns the continuations attached before the
+  // epoch `state` shows (in list order), leaving those that wait for the current jobs.
+  static Job* take_released(Counter& counter, std::uint64_t state);
+  static void lock_list(Counter& counter);
+  static void unlock_list(Counter& counter);
+  // Makes a released continuation runnable; a link instead counts down its job's joins.
+  void release(Job* job);
   void run_list(Job* list);
   bool any_queued() const;
   bool pools_idle() const;  // every pool slot free: no pooled job queued, running or waiting
@@ -194,6 +214,9 @@ class Scheduler {
   void wake(std::uint32_t index);
   void wake_waiters();
   void push_threaded(Job* job, std::uint32_t self);
+  // The oldest job queued for participant `self` alone (its mailbox in Static, its own deque in
+  // Dynamic), or null.
+  Job* pop_own(std::uint32_t self);
   void deal_static(Job* job, std::uint32_t self);
   void redeal_main_mailbox();
   void wait_as_participant(Counter& counter, std::uint32_t self);

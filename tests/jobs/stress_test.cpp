@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -155,6 +157,88 @@ TEST_P(Stress, CountersThatReachZeroTwiceOutliveTheirLastFinisher) {
     }
     ASSERT_EQ(sum.load(), expected) << "round " << r;
     (void)scribble_stack(r);
+  }
+}
+
+// Busy work of `units` steps, opaque to the optimiser: jobs of random length.
+void spin_for(int units) {
+  std::atomic<int> sink{0};
+  for (int i = 0; i < units; ++i) sink.fetch_add(1, std::memory_order_relaxed);
+}
+
+// One round per iteration on counter `a`, reused across rounds: `first` runs and finishes (a
+// reaches zero), then `second` is counted on `a` and a continuation attached to `a`. The
+// continuation must wait for `second`: the first finisher may still be inside finish() when
+// both arrive, and must not hand it the continuation. Returns continuations that started early.
+int race_continuations(JobSystem& js, int rounds, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> length(0, 400);
+  Counter a;
+  Counter b;
+  std::atomic<int> early{0};
+  std::atomic<int> started{0};
+  for (int r = 0; r < rounds; ++r) {
+    std::atomic<bool> second_done{false};
+    const int first_units = length(rng);
+    const int second_units = length(rng) * 4;
+    js.run(a, {"first"}, [first_units] { spin_for(first_units); });
+    // Not done(): that also waits for the finisher to leave finish(), which closes the window.
+    // No yield: the finisher should still be inside finish() when the next two calls come.
+    while (a.pending() != 0) std::atomic_signal_fence(std::memory_order_seq_cst);
+    js.run(a, {"second"}, [&second_done, second_units] {
+      spin_for(second_units);
+      second_done.store(true, std::memory_order_release);
+    });
+    js.run_after(a, b, {"continuation"}, [&] {
+      if (!second_done.load(std::memory_order_acquire)) early.fetch_add(1);
+      started.fetch_add(1);
+    });
+    js.wait(b);
+    js.wait(a);
+  }
+  EXPECT_EQ(started.load(), rounds);
+  return early.load();
+}
+
+// Stretches the window between a counter reaching zero and its finisher handing out the
+// continuations, where the early start happened: a few microseconds, so the main thread's next
+// run() and run_after() land inside it in most rounds instead of a few in 10,000.
+void linger_after_zero() {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(8);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+struct ZeroHook {
+  ZeroHook() { detail::set_zero_hook_for_tests(&linger_after_zero); }
+  ~ZeroHook() { detail::set_zero_hook_for_tests(nullptr); }
+};
+
+// run_after() waits for the jobs pending on its dependency when it is called, also when the
+// counter reached zero and rose again just before: more workers than cores so that finishers
+// are preempted inside finish(), counters reused across rounds, jobs of random length; then the
+// same with the finisher held inside that window on purpose. Driven from the main thread and
+// from a thread outside the pool (in Static mode only the latter: the main thread's mailbox
+// runs only while it waits, and this loop polls instead).
+TEST_P(Stress, ContinuationWaitsForJobsAddedAfterItsDependencyReachedZero) {
+  JobSystem js(test::config_for(GetParam(), 4));
+  // oneTBB's task_group wait costs ~5x ours per round here: fewer rounds, the same coverage.
+  const int base = GetParam() == Mode::Tbb ? 1000 : 5000;
+  const int rounds = static_cast<int>(base * test::stress_scale()) + 200;
+  for (const bool held : {false, true}) {
+    std::optional<ZeroHook> hook;
+    if (held) hook.emplace();
+    if (GetParam() != Mode::Static) {
+      EXPECT_EQ(race_continuations(js, rounds, 1), 0)
+          << "continuations started early (main thread, finisher held: " << held << ")";
+    }
+#if SPINDLE_THREADS
+    int early_outside = -1;
+    std::thread driver([&] { early_outside = race_continuations(js, rounds, 2); });
+    driver.join();
+    EXPECT_EQ(early_outside, 0) << "continuations started early (outside thread, finisher held: "
+                                << held << ")";
+#endif
   }
 }
 

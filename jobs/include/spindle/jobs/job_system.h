@@ -12,6 +12,8 @@
 //
 //   spindle::jobs::Counter after;           // runs once `done` reaches zero, no thread blocks
 //   jobs.run_after(done, after, {"render"}, [&] { render(); });
+//   jobs.run_after({&done, &after}, last, {"present"}, [&] { present(); });  // a join of several
+//   jobs.wait({&after, &last});
 //
 //   jobs.parallel_for(0, n, 1024, [&](std::size_t i) { x[i] += v[i] * dt; });
 //   jobs.parallel_for_range(0, n, 1024, [&](std::size_t b, std::size_t e) { update(b, e); });
@@ -25,14 +27,18 @@
 //             threads submit through an injection queue; parallel_for splits recursively.
 //   Tbb     - the same jobs run through oneTBB (reference measurements only).
 //
-// Capacities are fixed at construction (Config::jobs_per_worker, Config::capture_bytes); nothing
-// is allocated from the heap per job. Over capacity (pool or queue full, or a callable larger than
-// capture_bytes) the job runs inline on the submitting thread: correct, counted in
-// Stats::inline_overflows and logged once. The one exception is a run_after() whose dependency is
-// still pending: it cannot run now, so it goes to the heap (also counted and logged once).
+// Capacities are fixed: job slots at construction (Config::jobs_per_worker), the bytes a callable
+// may capture at compile time (kCaptureBytes; a larger callable does not compile). Nothing is
+// allocated from the heap per job. Over capacity (pool or queue full) the job runs inline on the
+// submitting thread: correct, counted in Stats::inline_overflows and logged once. The one
+// exception is a run_after() whose dependency is still pending: it cannot run now, so it goes to
+// the heap (also counted and logged once).
 //
-// run_after(dependency, ...) starts once `dependency` is done, where a counter with nothing
-// pending counts as done: submit the dependency's jobs before the jobs that run after them.
+// run_after(dependency, ...) waits for the jobs pending on `dependency` when it is called: it
+// starts the next time that counter's pending count reaches zero, or at once if nothing is pending
+// (so submit the dependency's jobs before the jobs that run after them). Jobs added to the
+// dependency after the call are waited for only if they arrive before that count reaches zero.
+// With several dependencies it starts once each of them has, by the same rule.
 // A Counter destroyed with jobs pending aborts with a message (the jobs would use freed memory).
 //
 // Exceptions: a job that throws has its first exception captured in its Counter and rethrown by
@@ -48,8 +54,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <initializer_list>
 #include <memory>
 #include <new>
+#include <span>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -68,9 +76,17 @@ bool mode_available(Mode mode);
 enum class Priority : std::uint8_t { High = 0, Normal = 1 };
 inline constexpr std::uint32_t kPriorityCount = 2;
 
-inline constexpr std::uint32_t kMaxWorkers = 64;       // participants, main thread included
-inline constexpr std::uint32_t kMaxTags = 64;          // stage tags for per-tag timing
-inline constexpr std::size_t kMaxCaptureBytes = 512;   // compile-time ceiling of capture_bytes
+inline constexpr std::uint32_t kMaxWorkers = 64;  // participants, main thread included
+inline constexpr std::uint32_t kMaxTags = 64;     // stage tags for per-tag timing
+#ifndef SPINDLE_JOB_CAPTURE_BYTES
+#define SPINDLE_JOB_CAPTURE_BYTES 96
+#endif
+// Bytes a job's callable may hold inline, fixed when the engine is built (CMake option
+// SPINDLE_JOB_CAPTURE_BYTES; every user of the headers gets the same value through the target).
+// A larger callable is a compile error, not a quiet inline run.
+inline constexpr std::size_t kCaptureBytes = SPINDLE_JOB_CAPTURE_BYTES;
+static_assert(kCaptureBytes >= sizeof(void*) && kCaptureBytes <= 4096,
+              "SPINDLE_JOB_CAPTURE_BYTES must be between 8 and 4096");
 inline constexpr std::uint32_t kExternalThread = ~0u;  // current_worker() off the pool
 
 // What a job is called and where its time is booked.
@@ -94,18 +110,19 @@ enum class LogLevel : std::uint8_t { Info, Warning, Error };
 using LogFn = void (*)(void* user, LogLevel level, const char* message);
 
 struct Config {
-  // Participants including the constructing thread; 0 means one per hardware thread.
+  // Participants including the constructing thread; 0 means one per CPU the process may use.
   std::uint32_t workers = 0;
-  // Pin worker thread i to CPU i (i >= 1). A failure is logged once and ignored.
+  // Pin participant i to the i-th CPU the process may use (the affinity mask the process started
+  // with, whatever the constructing thread's mask is now). Fewer CPUs than participants: they
+  // share CPUs round-robin, with a warning. A failure to pin is logged once and ignored.
   bool pin_workers = true;
-  // Also pin the constructing thread to CPU 0 (its previous mask is restored on destruction).
+  // Also pin the constructing thread to the first of those CPUs (its previous mask is restored on
+  // destruction).
   bool pin_main_thread = true;
   Mode mode = Mode::Dynamic;
   // Jobs each participant can have in flight; also each deque's and mailbox's size. Rounded up
   // to a power of two.
   std::uint32_t jobs_per_worker = 4096;
-  // Inline capture bytes per job (<= kMaxCaptureBytes). Larger callables run inline.
-  std::uint32_t capture_bytes = 96;
   // How long an idle participant keeps looking for work before it parks.
   std::uint32_t spin_before_park_us = 50;
   // Frames come at a steady cadence. When bursts of work arrive at regular intervals, worker 1
@@ -157,6 +174,11 @@ struct alignas(64) Job {
   // 0 free, 1 in use. The owner pool takes a slot; whoever finishes the job frees it (release).
   std::atomic<std::uint32_t> state{0};
   std::uint32_t flags = 0;
+  // While in a counter's continuation list: how many times that counter had reached zero when
+  // the job was attached. It is released when the count moves past this value.
+  std::uint16_t epoch = 0;
+  // A job with several dependencies: links still to release it (see kJobLink).
+  std::atomic<std::uint32_t> joins{0};
 
   std::byte* capture() { return reinterpret_cast<std::byte*>(this) + sizeof(Job); }
 
@@ -173,6 +195,9 @@ struct alignas(64) Job {
 
 inline constexpr std::uint32_t kJobPooled = 1u;  // slot of a JobPool: freed by Job::state
 inline constexpr std::uint32_t kJobHeap = 2u;    // emergency continuation: freed with delete
+// Not a job: stands in one dependency's continuation list for a job with several dependencies;
+// its capture holds that job's address. Releasing it counts down Job::joins.
+inline constexpr std::uint32_t kJobLink = 4u;
 
 // A heap slot for a continuation that found no pool slot: it must wait for its dependency, and
 // waiting in its place could deadlock (a job that run_after()s its own counter).
@@ -180,6 +205,11 @@ Job* allocate_heap_job(std::size_t capture_bytes);
 
 class Scheduler;
 class TbbBackend;
+
+// Stress tests only: called by the finisher that brought a counter's pending count to zero,
+// before it hands out the counter's continuations, so a test can stretch that window (a
+// preempted finisher there once let a continuation start early). Null: no call.
+void set_zero_hook_for_tests(void (*hook)());
 
 }  // namespace detail
 
@@ -193,7 +223,10 @@ class Counter {
   Counter& operator=(const Counter&) = delete;
   ~Counter();
 
-  bool done() const { return state_.load(std::memory_order_acquire) == 0; }
+  // Nothing pending, and no finisher still inside the counter: a waiter may destroy it.
+  bool done() const {
+    return (state_.load(std::memory_order_acquire) & (kPendingMask | kFinalizingMask)) == 0;
+  }
   std::uint32_t pending() const {
     return static_cast<std::uint32_t>(state_.load(std::memory_order_acquire) & kPendingMask);
   }
@@ -205,17 +238,23 @@ class Counter {
 
   static constexpr std::uint64_t kPendingMask = 0xffffffffull;
   static constexpr std::uint64_t kFinalizing = 1ull << 32;  // one finisher still finalizing
+  static constexpr std::uint64_t kFinalizingMask = 0xffffull << 32;
+  static constexpr std::uint64_t kEpoch = 1ull << 48;  // one more time pending reached zero
+  static constexpr int kEpochShift = 48;
 
   void add(std::uint32_t n) { state_.fetch_add(n, std::memory_order_relaxed); }
 
-  // Low 32 bits: pending jobs. High 32 bits: how many finishers that brought pending to zero are
-  // still handing out continuations (kFinalizing each), so waiters must not return (and destroy
-  // the counter) yet. A count, not a flag: pending can reach zero, rise again (jobs are added one
-  // at a time while earlier ones already run) and reach zero again while the first finisher is
-  // still inside finish(); a flag cleared by the second would let the waiter go early.
+  // Bits 0-31: pending jobs. Bits 32-47: finishers that brought pending to zero and are still
+  // handing out continuations (kFinalizing each), so waiters must not return (and destroy the
+  // counter) yet. A count, not a flag: pending can reach zero, rise again and reach zero again
+  // while the first finisher is still inside finish(). Bits 48-63: the epoch, how many times
+  // pending reached zero (wrapping), bumped by the same step: it tells a finisher which
+  // continuations were attached before its zero and which wait for jobs added since.
   std::atomic<std::uint64_t> state_{0};
-  // Jobs to submit when pending reaches zero (intrusive list through Job::next).
+  // Jobs to submit when pending reaches zero (intrusive list through Job::next, each tagged with
+  // Job::epoch). Changed only under list_lock_; finishers read the head without it.
   std::atomic<detail::Job*> continuations_{nullptr};
+  std::atomic<std::uint32_t> list_lock_{0};
   // First exception thrown by a job counted here; error_flag_ guards the single write.
   std::atomic<std::uint32_t> error_flag_{0};
   std::exception_ptr error_;
@@ -235,22 +274,41 @@ class JobSystem {
   // Submits `fn` (invoked as fn()) counted on `counter`.
   template <class F>
   void run(Counter& counter, const JobDesc& desc, F&& fn) {
-    submit_callable(&counter, nullptr, desc, std::forward<F>(fn));
+    submit_callable(&counter, {}, desc, std::forward<F>(fn));
   }
   // Submits `fn` with no counter: nothing can wait for it (shutdown still drains it).
   template <class F>
   void run_detached(const JobDesc& desc, F&& fn) {
-    submit_callable(nullptr, nullptr, desc, std::forward<F>(fn));
+    submit_callable(nullptr, {}, desc, std::forward<F>(fn));
   }
-  // Submits `fn` counted on `counter`, to start only once `dependency` is done. No thread waits:
-  // the job that finishes `dependency` submits it.
+  // Submits `fn` counted on `counter`, to start once the jobs pending on `dependency` now have
+  // finished (at once if none are). No thread waits: the job that finishes them submits it.
   template <class F>
   void run_after(Counter& dependency, Counter& counter, const JobDesc& desc, F&& fn) {
-    submit_callable(&counter, &dependency, desc, std::forward<F>(fn));
+    Counter* const deps[] = {&dependency};
+    submit_callable(&counter, deps, desc, std::forward<F>(fn));
+  }
+  // The same, once every counter in `dependencies` has (a join). Null entries are ignored.
+  template <class F>
+  void run_after(std::span<Counter* const> dependencies, Counter& counter, const JobDesc& desc,
+                 F&& fn) {
+    submit_callable(&counter, dependencies, desc, std::forward<F>(fn));
+  }
+  template <class F>
+  void run_after(std::initializer_list<Counter*> dependencies, Counter& counter,
+                 const JobDesc& desc, F&& fn) {
+    submit_callable(&counter, std::span<Counter* const>(dependencies.begin(), dependencies.size()),
+                    desc, std::forward<F>(fn));
   }
 
   // Runs jobs until `counter` is done, then rethrows the first exception of its jobs, if any.
   void wait(Counter& counter);
+  // Runs jobs until every counter is done; then rethrows the first exception found, in the
+  // order given (each counter's own first). Null entries are ignored.
+  void wait(std::span<Counter* const> counters);
+  void wait(std::initializer_list<Counter*> counters) {
+    wait(std::span<Counter* const>(counters.begin(), counters.size()));
+  }
 
   // Calls fn(b, e) over disjoint sub-ranges covering [begin, end) and returns when all have run.
   // Dynamic and Tbb split recursively (thieves take big halves) down to at most `grain` (0:
@@ -286,8 +344,12 @@ class JobSystem {
   Mode mode() const { return mode_; }
   // Switches mode between frames. Refused, with a logged error, while any job is in flight.
   void set_mode(Mode mode);
-  // Participants including the constructing thread (1 in Single mode builds).
-  std::uint32_t worker_count() const { return worker_count_; }
+  // Threads that run jobs in the current mode, the constructing thread included: 1 in Single
+  // mode (whatever Config::workers asked for), the participants in Static and Dynamic, oneTBB's
+  // concurrency limit in Tbb.
+  std::uint32_t worker_count() const { return mode_ == Mode::Single ? 1 : worker_count_; }
+  // Participants the system was built with (threads started once a threaded mode is used).
+  std::uint32_t participant_count() const { return worker_count_; }
   // Participant index of the calling thread, or kExternalThread.
   std::uint32_t current_worker() const;
 
@@ -302,12 +364,19 @@ class JobSystem {
   friend struct RangeSpawner;
 
   template <class F>
-  void submit_callable(Counter* counter, Counter* dependency, const JobDesc& desc, F&& fn);
+  void submit_callable(Counter* counter, std::span<Counter* const> dependencies,
+                       const JobDesc& desc, F&& fn);
 
   detail::Job* acquire_job();
-  void submit(detail::Job* job, Counter* dependency);
-  void run_inline(detail::Job* job, Counter* dependency);
+  void submit(detail::Job* job, std::span<Counter* const> dependencies);
+  void run_inline(detail::Job* job, std::span<Counter* const> dependencies);
   void note_heap_continuation(const JobDesc& desc);
+  static bool any_pending(std::span<Counter* const> dependencies) {
+    for (const Counter* c : dependencies) {
+      if (c != nullptr && !c->done()) return true;
+    }
+    return false;
+  }
   void submit_range(Counter& counter, const JobDesc& desc, std::size_t begin, std::size_t end,
                     std::size_t grain, void (*call)(const void*, std::size_t, std::size_t),
                     const void* fn);
@@ -322,37 +391,31 @@ class JobSystem {
 // --- implementation of the templates -----------------------------------------------------------
 
 template <class F>
-void JobSystem::submit_callable(Counter* counter, Counter* dependency, const JobDesc& desc,
-                                F&& fn) {
+void JobSystem::submit_callable(Counter* counter, std::span<Counter* const> dependencies,
+                                const JobDesc& desc, F&& fn) {
   using Fn = std::decay_t<F>;
-  static_assert(sizeof(Fn) <= kMaxCaptureBytes,
-                "job callable is larger than kMaxCaptureBytes: capture a pointer to the data");
+  static_assert(sizeof(Fn) <= kCaptureBytes,
+                "job callable is larger than kCaptureBytes (SPINDLE_JOB_CAPTURE_BYTES): capture a "
+                "pointer to the data, or build with a larger SPINDLE_JOB_CAPTURE_BYTES");
   static_assert(alignof(Fn) <= 64, "job callable needs more than 64-byte alignment");
   static_assert(std::is_invocable_v<Fn&>, "a job is invoked as fn()");
 
-  detail::Job* job = sizeof(Fn) <= config_.capture_bytes ? acquire_job() : nullptr;
+  detail::Job* job = acquire_job();
+  if (job == nullptr && any_pending(dependencies)) {
+    // A continuation cannot run now; keep it, on the heap (counted and logged as an overflow).
+    job = detail::allocate_heap_job(sizeof(Fn));
+    note_heap_continuation(desc);
+  }
   if (job != nullptr) {
     job->invoke = &detail::Job::invoke_capture<Fn>;
     job->counter = counter;
     job->desc = desc;
     ::new (static_cast<void*>(job->capture())) Fn(std::forward<F>(fn));
     if (counter != nullptr) counter->add(1);
-    submit(job, dependency);
+    submit(job, dependencies);
     return;
   }
-  if (dependency != nullptr && !dependency->done()) {
-    // A continuation cannot run now; keep it, on the heap (counted and logged as an overflow).
-    job = detail::allocate_heap_job(sizeof(Fn));
-    job->invoke = &detail::Job::invoke_capture<Fn>;
-    job->counter = counter;
-    job->desc = desc;
-    ::new (static_cast<void*>(job->capture())) Fn(std::forward<F>(fn));
-    if (counter != nullptr) counter->add(1);
-    note_heap_continuation(desc);
-    submit(job, dependency);
-    return;
-  }
-  // Over capacity: a stack slot with the same layout, run right here by the same code path.
+  // No free slot: a stack slot with the same layout, run right here by the same code path.
   struct alignas(64) Inline {
     detail::Job header;
     alignas(Fn) std::byte storage[sizeof(Fn)];
@@ -363,7 +426,7 @@ void JobSystem::submit_callable(Counter* counter, Counter* dependency, const Job
   slot.header.desc = desc;
   ::new (static_cast<void*>(slot.header.capture())) Fn(std::forward<F>(fn));
   if (counter != nullptr) counter->add(1);
-  run_inline(&slot.header, dependency);
+  run_inline(&slot.header, dependencies);
 }
 
 template <class F>
