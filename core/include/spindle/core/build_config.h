@@ -7,9 +7,10 @@
 //   std::thread worker(...);
 //   #endif
 //
-// The build sets SPINDLE_THREADS, SPINDLE_ASSERTS (spindle_setup_target) and SPINDLE_PROFILER
-// (spindle::core) to 1 or 0; a translation unit may override SPINDLE_ASSERTS / SPINDLE_PROFILER
-// before its first include, since only macros (never layouts) depend on them.
+// The CMake targets define them to 1 or 0 for whoever links them, a game included, as the engine
+// was built: SPINDLE_THREADS (spindle::jobs), SPINDLE_ASSERTS and SPINDLE_PROFILER (spindle::core).
+// A translation unit may override SPINDLE_ASSERTS / SPINDLE_PROFILER before its first include,
+// since only macros (never layouts) depend on them.
 #pragma once
 
 #ifndef SPINDLE_THREADS
