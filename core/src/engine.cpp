@@ -559,8 +559,10 @@ void Engine::end_frame_stats(std::uint64_t begin_ns) {
 }
 
 void Engine::simulate_step() {
+  world_.begin_event_step();
   run_group(sim_order_, config_.fixed_step_ns, 1.0f);
   world_.apply_commands();
+  world_.end_event_step();
   ++tick_;
   ++stats_.steps;
 }
@@ -578,29 +580,26 @@ void Engine::poll_input() {
 }
 
 void Engine::frame(std::int64_t delta_ns) {
+  const std::int64_t game_dt = game_clock_.advance(delta_ns);
+  const std::uint32_t steps = fixed_.add(game_dt);
+  run_frame(steps, game_dt, static_cast<float>(fixed_.alpha()));
+}
+
+void Engine::step() {
+  run_frame(1, config_.fixed_step_ns, 1.0f);
+}
+
+// One body for frame() and step(), so that a frame of k steps is k step()s to the simulation.
+void Engine::run_frame(std::uint32_t steps, std::int64_t present_dt_ns, float alpha) {
   if (graph_dirty_) build_graph();
   apply_scene_switch();
   if (graph_dirty_) build_graph();  // a scene setup may add stages
   const std::uint64_t begin = monotonic_ns();
   begin_frame_stats();
   poll_input();
-  world_.flush_events();
-  const std::int64_t game_dt = game_clock_.advance(delta_ns);
-  for (std::uint32_t n = fixed_.add(game_dt); n > 0; --n) simulate_step();
-  present(game_dt, static_cast<float>(fixed_.alpha()));
-  end_frame_stats(begin);
-}
-
-void Engine::step() {
-  if (graph_dirty_) build_graph();
-  apply_scene_switch();
-  if (graph_dirty_) build_graph();
-  const std::uint64_t begin = monotonic_ns();
-  begin_frame_stats();
-  poll_input();
-  world_.flush_events();
-  simulate_step();
-  present(config_.fixed_step_ns, 1.0f);
+  world_.begin_event_frame();
+  for (; steps > 0; --steps) simulate_step();
+  present(present_dt_ns, alpha);
   end_frame_stats(begin);
 }
 

@@ -89,8 +89,24 @@ void World::emit_lifecycle(Entity entity, bool created) {
   }
 }
 
+void World::begin_event_frame() {
+  for (EventQueueBase* q : event_list_) q->begin_frame();
+  events_in_step_ = false;  // also after a step whose stage threw
+}
+
+void World::begin_event_step() {
+  for (EventQueueBase* q : event_list_) q->deliver();
+  events_in_step_ = true;
+}
+
+void World::end_event_step() {
+  events_in_step_ = false;
+}
+
 void World::flush_events() {
-  for (EventQueueBase* q : event_list_) q->flush();
+  begin_event_frame();
+  begin_event_step();
+  end_event_step();
 }
 
 void World::apply_commands() {

@@ -152,7 +152,7 @@ void build_scene(Engine& engine) {
                     .access = Access{}.write<Health>(),
                     .after = {"damage"},
                     .run = [](StageContext& ctx) {
-                      // Serial code in a stage: reads last frame's events.
+                      // Serial code in a stage: reads last step's events.
                       for (const Died& d : ctx.world().read_events<Died>()) {
                         (void)d;
                         ctx.commands().spawn(Pos{1, 1}, Vel{0.25f, 0.25f}, Health{5});

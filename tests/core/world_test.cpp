@@ -3,6 +3,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <span>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -172,6 +173,7 @@ TEST(World, TrackedPairsKnowTheirCommonPrefixAndNeverServeAStaleOne) {
   EXPECT_EQ(n, 10u);
 }
 
+// flush_events(): a frame of one step, for a World without an Engine.
 TEST(World, EventsAreReadOnceInTheNextFrame) {
   World world(4);
   world.events<Ping>();
@@ -183,6 +185,37 @@ TEST(World, EventsAreReadOnceInTheNextFrame) {
   EXPECT_EQ(world.read_events<Ping>()[1].id, 2u);
   world.flush_events();
   EXPECT_TRUE(world.read_events<Ping>().empty());  // gone after one frame
+}
+
+TEST(World, AStepReadsItsOwnDeliveryAndTheFrameReadsAllOfThem) {
+  World world(4);
+  world.events<Ping>(4);
+  world.emit(Ping{1});  // by the game, before the frame
+  world.begin_event_frame();
+  world.begin_event_step();
+  world.emit(Ping{2});  // during step 1: for step 2
+  ASSERT_EQ(world.read_events<Ping>().size(), 1u);
+  EXPECT_EQ(world.read_events<Ping>()[0].id, 1u);
+  // Emitting beyond the reserve moves only the pending events, never what readers hold (a
+  // stage may emit directly while another reads).
+  const std::span<const Ping> held = world.read_events<Ping>();
+  for (std::uint32_t i = 0; i < 64; ++i) world.emit(Ping{100 + i});
+  EXPECT_EQ(held.data(), world.read_events<Ping>().data());
+  world.end_event_step();
+  world.begin_event_step();
+  ASSERT_EQ(world.read_events<Ping>().size(), 65u);
+  EXPECT_EQ(world.read_events<Ping>()[0].id, 2u);
+  world.end_event_step();
+  world.begin_event_step();
+  EXPECT_TRUE(world.read_events<Ping>().empty());  // nothing pending
+  world.end_event_step();
+  // Outside a step: every delivery of the frame, in order.
+  ASSERT_EQ(world.read_events<Ping>().size(), 66u);
+  EXPECT_EQ(world.read_events<Ping>()[0].id, 1u);
+  EXPECT_EQ(world.read_events<Ping>()[1].id, 2u);
+  EXPECT_EQ(world.read_events<Ping>()[65].id, 163u);
+  world.begin_event_frame();  // a frame without steps delivers nothing, and shows nothing again
+  EXPECT_TRUE(world.read_events<Ping>().empty());
 }
 
 TEST(World, LifecycleEvents) {

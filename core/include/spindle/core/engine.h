@@ -26,12 +26,19 @@
 // The frame. Stages are ordered by (phase, registration order). Stage B depends on an earlier
 // stage A when they conflict (one writes a component type the other reads or writes) or when B
 // names A in `after`; stages with no path between them may run at the same time. Simulation
-// stages run once per fixed step (FixedStep accumulator, EngineConfig::fixed_step_ns); then
-// command buffers are applied (the sync point) and events flushed. Presentation stages (render,
-// audio: `simulation = false`) run once per frame with StageContext::alpha() for interpolation.
+// stages run once per fixed step (FixedStep accumulator, EngineConfig::fixed_step_ns): each step
+// begins by delivering the events emitted since the previous step and ends with the sync point,
+// where command buffers are applied. Presentation stages (render, audio: `simulation = false`)
+// run once per frame, after the steps, with StageContext::alpha() for interpolation.
 // Two conflicting stages in the same phase with no declared order still run in registration
 // order, but the graph reports them (implicit_orders(), and a warning in the log) so the order
 // is a decision, not an accident.
+//
+// Events (details in world.h). A simulation stage reads those emitted in the previous step (or
+// since, by a presentation stage or the game), each in exactly one step. A presentation stage,
+// and the game after frame() or step(), reads every event the frame's steps read, each once
+// (none after a frame that ran no step). So a frame of k steps gives the simulation exactly what
+// k calls of step() give it.
 //
 // Modes:
 //   single  - stages in order on the calling thread, each one chunk; no worker threads.
@@ -292,9 +299,10 @@ class Engine {
   bool switch_scene(std::string_view name);  // false: no such scene
   const std::string& scene() const { return scene_; }
 
-  // Runs one frame: fixed simulation steps for `delta_ns` of game time, then presentation.
+  // Runs one frame: fixed simulation steps for `delta_ns` of game time (0 to
+  // max_steps_per_frame of them), then presentation.
   void frame(std::int64_t delta_ns);
-  // Exactly one simulation step and one presentation (tests and load tests).
+  // Exactly one simulation step and one presentation (tests and load tests): a frame of one step.
   void step();
   // Between frames.
   void set_mode(jobs::Mode mode);
@@ -350,6 +358,7 @@ class Engine {
   void run_group(std::span<const StageId> group, std::int64_t dt_ns, float alpha);
   void run_stage(StageId id, std::int64_t dt_ns, float alpha);
   void launch(StageId id);
+  void run_frame(std::uint32_t steps, std::int64_t present_dt_ns, float alpha);
   void simulate_step();
   void present(std::int64_t dt_ns, float alpha);
   void begin_frame_stats();

@@ -6,7 +6,8 @@
 //   engine.add_plugin<spindle::core::TimerPlugin>();
 //   world.add<spindle::core::Timer>(spawner, spindle::core::Timer::every(2.0, /*id*/ 1));
 //   world.add<spindle::core::Timer>(bomb, spindle::core::Timer::once(3.5, /*id*/ 2));
-//   // next frame, in any stage:
+//   // in any simulation stage, the step after the firing (each firing is read once, however
+//   // many steps a frame runs, so each spawns one rock):
 //   for (const spindle::core::TimerFired& t : ctx.world().read_events<spindle::core::TimerFired>())
 //     if (t.id == 1) spawn_rock();
 //

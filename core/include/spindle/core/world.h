@@ -21,7 +21,7 @@
 //   cmd.destroy(ship);
 //   cmd.emit(Hit{ship});
 //   world.apply_commands();                          // at the sync point, one thread
-//   for (const Hit& h : world.read_events<Hit>()) {} // after world.flush_events()
+//   for (const Hit& h : world.read_events<Hit>()) {} // in the next step (see Events)
 //
 // Storage: one sparse set per component type (a dense array of components, the dense array of
 // their entity indices, and a sparse index from entity index to dense slot). Chosen over
@@ -36,6 +36,18 @@
 // copyable (they travel as bytes). The state hash reads each component's bytes, so components
 // should not contain padding (or pointers); give a type `std::uint64_t spindle_hash(const T&)`
 // (found by argument-dependent lookup) to hash it field by field instead.
+//
+// Events: an event (emit(), a command buffer's emit() once applied, a lifecycle event) is
+// pending until the next delivery, and the Engine delivers at the start of every simulation step.
+// An event emitted during step N (or after it, by a presentation stage or the game between
+// frames) is therefore read by simulation stages in step N + 1 only, in emission order, however
+// many steps a frame runs: to the simulation, a frame of k steps is k calls of Engine::step().
+// Readers outside the simulation (presentation stages, the game's loop after frame()) read every
+// event delivered during the current frame, which is what that frame's steps read, each event
+// once; after a frame that ran no step, none (its events wait for the next step). One delivery
+// point for both kinds of reader keeps what the game sees in step with the state the simulation
+// reached by reacting to the same events. read_events() tells the two kinds apart by whether a
+// step is running (begin_event_step() to end_event_step()).
 //
 // Memory: each registered type reserves capacity x (component + 8 bytes), booked under
 // MemTag::Core in the memory statistics (memory.h).
@@ -239,25 +251,34 @@ class ComponentStorage final : public ComponentStorageBase {
 class EventQueueBase {
  public:
   virtual ~EventQueueBase() = default;
-  virtual void flush() = 0;
+  virtual void begin_frame() = 0;
+  virtual void deliver() = 0;
   virtual void push_bytes(const void* bytes, std::size_t size) = 0;
 };
 
-// Double-buffered: emit() writes the pending buffer; flush() (once per frame, by the engine)
-// makes the pending events readable and forgets the ones read during the previous frame. Events
-// are therefore read exactly once, in the frame after they were emitted, in emission order.
+// emit() appends to the pending events; deliver() (at the start of every simulation step) moves
+// them to the frame's delivered events, where step_events() is the last delivery alone and
+// frame_events() every delivery since begin_frame(). Emitting never touches what readers hold.
 template <class T>
 class EventQueue final : public EventQueueBase {
  public:
   explicit EventQueue(std::size_t reserve) {
-    readable_.reserve(reserve);
+    delivered_.reserve(reserve);
     pending_.reserve(reserve);
   }
   void emit(const T& event) { pending_.push_back(event); }
-  std::span<const T> read() const { return readable_; }
+  std::span<const T> step_events() const {
+    return std::span<const T>(delivered_).subspan(step_begin_);
+  }
+  std::span<const T> frame_events() const { return delivered_; }
   std::size_t pending() const { return pending_.size(); }
-  void flush() override {
-    readable_.swap(pending_);
+  void begin_frame() override {
+    delivered_.clear();
+    step_begin_ = 0;
+  }
+  void deliver() override {
+    step_begin_ = delivered_.size();
+    delivered_.insert(delivered_.end(), pending_.begin(), pending_.end());
     pending_.clear();
   }
   void push_bytes(const void* bytes, std::size_t size) override {
@@ -273,8 +294,9 @@ class EventQueue final : public EventQueueBase {
   }
 
  private:
-  std::vector<T> readable_;
+  std::vector<T> delivered_;  // since begin_frame(), in delivery order
   std::vector<T> pending_;
+  std::size_t step_begin_ = 0;  // first of delivered_ in the last delivery
 };
 
 // --- command buffers ---------------------------------------------------------------------------
@@ -523,19 +545,28 @@ class World {
     return slot ? static_cast<T*>(slot->value) : nullptr;
   }
 
-  // Events.
+  // Events (see "Events" above). `reserve` events fit both pending and delivered during one
+  // frame (all its steps) without allocating; beyond it a buffer grows, once, on the heap.
   template <class T>
   EventQueue<T>& events(std::size_t reserve = 1024);
   template <class T>
   void emit(const T& event) {
     events<T>().emit(event);
   }
+  // Inside a simulation step: the events delivered at its start. Elsewhere: every event
+  // delivered since begin_event_frame(). Valid until the next delivery or frame.
   template <class T>
   std::span<const T> read_events() {
     auto* q = static_cast<EventQueue<T>*>(events_[type_id<T>()].get());
-    return q == nullptr ? std::span<const T>{} : q->read();
+    if (q == nullptr) return {};
+    return events_in_step_ ? q->step_events() : q->frame_events();
   }
-  // Makes this frame's events readable and drops the previous frame's (the engine calls it).
+  // The Engine's calls: begin_event_frame() once per frame, then begin_event_step() and
+  // end_event_step() around each simulation step.
+  void begin_event_frame();  // forgets the previous frame's deliveries
+  void begin_event_step();   // delivers what is pending; read_events() returns only that
+  void end_event_step();     // read_events() returns the frame's deliveries again
+  // For a World used without an Engine: a frame of one step, ready for reading.
   void flush_events();
 
   // Command buffers; apply_commands() applies every participant's records in the deterministic
@@ -603,6 +634,7 @@ class World {
   std::array<std::unique_ptr<ResourceBase>, kMaxTypes> resources_{};
   std::array<std::unique_ptr<EventQueueBase>, kMaxTypes> events_{};
   std::vector<EventQueueBase*> event_list_;
+  bool events_in_step_ = false;
   CommandBuffers commands_;
   CommandStats command_stats_;
 };

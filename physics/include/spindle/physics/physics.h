@@ -13,7 +13,7 @@
 //   engine.world().add<spindle::physics::RigidBody>(e, spindle::physics::RigidBody::dynamic(
 //       box.value(), 1.0f));                                 // or cmd.spawn(...) from a system
 //   // In a system: body.add_impulse({0, 5, 0}); body.set_linear_velocity(...);
-//   // Next frame: world.read_events<spindle::physics::CollisionBegan>(), body.linear_velocity().
+//   // Next step: world.read_events<spindle::physics::CollisionBegan>(), body.linear_velocity().
 //   // Queries (from any stage that reads Physics): world.raycast(from, to).
 //
 // The frame. The plugin adds three simulation stages in the Physics phase:
@@ -47,7 +47,7 @@
 // supported, and a migrating body loses its contact cache (it may jitter for a step). Raycasts
 // see every region.
 //
-// Events, delivered as world events exactly once (emitted after the step, readable next frame):
+// Events, world events read exactly once (emitted in physics_step, read in the next step):
 // CollisionBegan / CollisionEnded for pairs of solid bodies that start / stop touching, with the
 // deepest contact point, its normal (from b towards a) and the summed impulse; TriggerEntered /
 // TriggerExited for pairs involving a trigger (RigidBody::kTrigger: detects overlap, no
