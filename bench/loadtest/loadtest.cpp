@@ -128,6 +128,7 @@ void record_frame(core::Engine& engine, report::Frame& f) {
     f.stages[i].cpu_ms = static_cast<double>(s.stages[i].cpu_ns) * 1e-6;
     f.stages[i].jobs = s.stages[i].jobs;
   }
+  f.job_overflows = s.job_overflows;
   f.worker_busy_ms.resize(s.worker_busy_ns.size());
   for (std::size_t w = 0; w < s.worker_busy_ns.size(); ++w)
     f.worker_busy_ms[w] = static_cast<double>(s.worker_busy_ns[w]) * 1e-6;

@@ -74,6 +74,7 @@ jobs::Config job_config(const EngineConfig& c) {
   j.mode = jobs::mode_available(c.mode) ? c.mode : jobs::Mode::Single;
   j.pin_workers = c.pin_workers;
   j.pin_main_thread = c.pin_workers;
+  j.jobs_per_worker = c.jobs_per_worker;
   j.log = &job_log_adapter;
   if (c.profile) j.hooks = profiler::job_hooks();
   return j;
@@ -90,10 +91,12 @@ Engine::Engine(const EngineConfig& config)
     SPINDLE_LOG_WARNING(Core, "engine: mode %s is not available in this build; using single",
                         jobs::to_string(config.mode));
   }
-  world_.commands().resize(jobs_->worker_count());
+  // Per participant, not per thread of the current mode: set_mode() may start the workers later.
+  const std::uint32_t participants = jobs_->participant_count();
+  world_.commands().resize(participants);
   // One clock per participant, then one per external command-buffer slot (oneTBB's threads).
-  worker_clocks_ = std::vector<WorkerClock>(jobs_->worker_count() + CommandBuffers::kExternalSlots);
-  stats_.worker_busy_ns.assign(jobs_->worker_count(), 0);
+  worker_clocks_ = std::vector<WorkerClock>(participants + CommandBuffers::kExternalSlots);
+  stats_.worker_busy_ns.assign(participants, 0);
   stages_.reserve(kMaxStages);
   world_.set_resource<Input>();
 }
@@ -526,6 +529,7 @@ void Engine::begin_frame_stats() {
   for (WorkerClock& w : worker_clocks_) w.busy_ns.store(0, std::memory_order_relaxed);
   stats_.steps = 0;
   decisions_used_ = 0;
+  overflows_before_ = jobs_->stats().inline_overflows;
 }
 
 void Engine::end_frame_stats(std::uint64_t begin_ns) {
@@ -543,8 +547,9 @@ void Engine::end_frame_stats(std::uint64_t begin_ns) {
     stats_.worker_busy_ns[slot] += ns;
     busy += ns;
   }
-  const std::uint64_t capacity = stats_.frame_ns * participants;
+  const std::uint64_t capacity = stats_.frame_ns * jobs_->worker_count();
   stats_.idle_ns = capacity > busy ? capacity - busy : 0;
+  note_job_overflows();
   // Cost estimates for the next frame: EMA of CPU time per frame.
   for (std::size_t i = 0; i < stages_.size(); ++i) {
     Stage& s = *stages_[i];
@@ -556,6 +561,25 @@ void Engine::end_frame_stats(std::uint64_t begin_ns) {
     s.measured = true;
   }
   ++frame_number_;
+}
+
+void Engine::note_job_overflows() {
+  const std::uint64_t total = jobs_->stats().inline_overflows;
+  // reset_stats() between frames (the load test does) restarts the count.
+  stats_.job_overflows = total >= overflows_before_ ? total - overflows_before_ : total;
+  if (stats_.job_overflows == 0) return;
+  ++overflow_frames_;
+  // Every overflowing frame is counted in FrameStats; the log says so at most once a second.
+  const std::uint64_t now = monotonic_ns();
+  if (overflow_logged_ns_ != 0 && now - overflow_logged_ns_ < 1'000'000'000) return;
+  overflow_logged_ns_ = now;
+  SPINDLE_LOG_WARNING(Core,
+                      "frame %llu: %llu job(s) ran inline for lack of a job slot (%llu frame(s) "
+                      "overflowed so far): raise jobs::Config::jobs_per_worker (now %u)",
+                      static_cast<unsigned long long>(frame_number_),
+                      static_cast<unsigned long long>(stats_.job_overflows),
+                      static_cast<unsigned long long>(overflow_frames_),
+                      jobs_->config().jobs_per_worker);
 }
 
 void Engine::simulate_step() {

@@ -72,6 +72,8 @@ sr::Run synthetic_run(const std::string& scene) {
           sr::Frame f;
           const double scale = count / 100.0 * (s.mode == "dynamic" ? 0.5 : 1.0);
           f.frame_ms = scale * (10 + i + rep * 5);
+          // Dynamic at 1000 overflowed its job pool in frame 2 of each repeat.
+          f.job_overflows = s.mode == "dynamic" && count == 1000 && i == 2 ? 7 : 0;
           f.stages = {{f.frame_ms * 0.6, f.frame_ms * 0.6, 4},
                       {f.frame_ms * 0.4, f.frame_ms * 0.4, 2}};
           for (std::uint32_t w = 0; w < s.workers; ++w)
@@ -108,6 +110,8 @@ TEST(ReportWrite, WritesAllFilesWithExpectedContent) {
     EXPECT_EQ(s["frames"][0].contains("decisions"), s["mode"] == "dynamic");
   }
   EXPECT_DOUBLE_EQ(j["series"][1]["frames"][4]["frame_ms"].get<double>(), 19.0);
+  EXPECT_EQ(j["series"][6]["frames"][2]["job_overflows"], 7);
+  EXPECT_EQ(j["series"][6]["frames"][1]["job_overflows"], 0);
   EXPECT_EQ(j["summary"].size(), 4u);
 
   // summary.csv: exact header, one row per group, pooled medians and speedups.
@@ -116,11 +120,12 @@ TEST(ReportWrite, WritesAllFilesWithExpectedContent) {
   EXPECT_EQ(csv[0],
             "scene,mode,workers,objects,frames,median_ms,p95_ms,p99_ms,mean_ms,stddev_ms,"
             "ci95_low_ms,ci95_high_ms,fps_median,speedup_vs_single,speedup_ci95_low,"
-            "speedup_ci95_high,p_vs_single");
+            "speedup_ci95_high,p_vs_single,job_overflows");
   int checked = 0;
   for (std::size_t i = 1; i < csv.size(); ++i) {
     const auto f = split_csv(csv[i]);
-    ASSERT_EQ(f.size(), 17u) << csv[i];
+    ASSERT_EQ(f.size(), 18u) << csv[i];
+    EXPECT_EQ(f[17], f[1] == "dynamic" && f[3] == "1000" ? "14" : "0") << csv[i];
     EXPECT_EQ(f[0], "swarm");
     EXPECT_EQ(f[4], "10");
     const double scale = std::stod(f[3]) / 100.0 * (f[1] == "dynamic" ? 0.5 : 1.0);

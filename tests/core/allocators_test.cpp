@@ -308,7 +308,7 @@ TEST(FrameArenas, JobsAllocateFromTheirOwnWorkersArena) {
   config.mode =
       jobs::mode_available(jobs::Mode::Dynamic) ? jobs::Mode::Dynamic : jobs::Mode::Single;
   jobs::JobSystem js(config);
-  FrameArenas frame(MemTag::Frame, js.worker_count(), 64 * 1024);
+  FrameArenas frame(MemTag::Frame, js.participant_count(), 64 * 1024);
   frame.begin_frame();
   constexpr std::size_t kItems = 2000;
   std::vector<const void*> where(kItems);
@@ -323,7 +323,7 @@ TEST(FrameArenas, JobsAllocateFromTheirOwnWorkersArena) {
     ASSERT_NE(where[i], nullptr);
     EXPECT_TRUE(frame.arena(who[i]).owns(where[i]));  // booked in the worker's own arena
   }
-  for (std::uint32_t w = 0; w < js.worker_count(); ++w) total += frame.arena(w).used();
+  for (std::uint32_t w = 0; w < js.participant_count(); ++w) total += frame.arena(w).used();
   EXPECT_EQ(total, kItems * 16);
   EXPECT_EQ(frame.overflow_count(), 0u);
 }

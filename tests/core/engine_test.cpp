@@ -387,5 +387,61 @@ TEST(Engine, StageExceptionReachesTheCaller) {
   }
 }
 
+// A stage whose jobs find no free slot runs them inline: correct, but serial. The frame says so
+// (FrameStats::job_overflows) and the log warns, instead of the stage quietly losing its
+// parallelism. Continuations of a job that is still running cannot run inline, so more of them
+// than any pool holds (oneTBB's 1,024 included) overflow in every mode.
+TEST(Engine, AFrameWhoseJobsOverflowSaysSo) {
+  for (jobs::Mode mode : available_modes()) {
+    EngineConfig config = config_for(mode, 2);
+    config.jobs_per_worker = 64;
+    Engine engine(config);
+    bool flood = true;
+    std::atomic<int> ran{0};
+    engine.add_stage({.name = "flood", .run = [&](StageContext& ctx) {
+                        if (!flood) return;
+                        jobs::Counter parent;
+                        jobs::Counter children;
+                        ctx.jobs().run(parent, {"parent"}, [&] {
+                          for (int i = 0; i < 1100; ++i) {
+                            ctx.jobs().run_after(parent, children, {"child"},
+                                                 [&] { ran.fetch_add(1); });
+                          }
+                        });
+                        ctx.jobs().wait(parent);
+                        ctx.jobs().wait(children);
+                      }});
+    test::ScopedLogCapture log;
+    engine.step();
+    EXPECT_EQ(ran.load(), 1100);
+    EXPECT_GT(engine.last_frame().job_overflows, 0u) << jobs::to_string(mode);
+    bool warned = false;
+    for (const auto& line : log.lines()) {
+      warned =
+          warned || (line.level == LogLevel::Warning &&
+                     line.message.find("ran inline for lack of a job slot") != std::string::npos);
+    }
+    EXPECT_TRUE(warned) << jobs::to_string(mode);
+    flood = false;
+    engine.step();
+    EXPECT_EQ(engine.last_frame().job_overflows, 0u) << jobs::to_string(mode);
+  }
+}
+
+// The engine sizes its per-participant state by the participants, not by the threads of the
+// mode it starts in: started in Single mode it can still switch to a threaded one.
+TEST(Engine, StartedSingleThreadedItCanSwitchToAThreadedMode) {
+  if (!jobs::mode_available(jobs::Mode::Dynamic)) GTEST_SKIP() << "single-mode build";
+  Engine engine(config_for(jobs::Mode::Single, 4));
+  EXPECT_EQ(engine.jobs().worker_count(), 1u);
+  build_scene(engine);
+  for (int i = 0; i < 10; ++i) engine.step();
+  engine.set_mode(jobs::Mode::Dynamic);
+  EXPECT_EQ(engine.jobs().worker_count(), 4u);
+  for (int i = 0; i < 20; ++i) engine.step();
+  EXPECT_EQ(engine.last_frame().worker_busy_ns.size(), 4u);
+  EXPECT_EQ(engine.world().state_hash(), run_scene(jobs::Mode::Single, 1, 30));
+}
+
 }  // namespace
 }  // namespace spindle::core

@@ -330,7 +330,7 @@ TEST(World, ParallelRecordingAppliesDeterministically) {
     jobs::JobSystem js(cfg);
     World world(5000);
     world.register_component<Tag>("tag");
-    world.commands().resize(js.worker_count());
+    world.commands().resize(js.participant_count());
     js.parallel_for_range(0, 1000, grain, [&](std::size_t b, std::size_t e) {
       CommandBuffer& cmd = world.commands().local(js);
       cmd.set_origin(b);

@@ -287,7 +287,7 @@ TEST_P(JobSystemModes, HighPriorityJobsRunAndAreTimedPerTag) {
   EXPECT_EQ(js.tag_stats(5).jobs, 300u);
   EXPECT_EQ(js.tag_stats(6).jobs, 300u);
   std::uint64_t jobs = 0;
-  for (std::uint32_t w = 0; w <= js.worker_count(); ++w) jobs += js.worker_stats(w).jobs;
+  for (std::uint32_t w = 0; w <= js.participant_count(); ++w) jobs += js.worker_stats(w).jobs;
   EXPECT_EQ(jobs, 600u);
 }
 

@@ -22,6 +22,7 @@ struct Group {
   Speedup speedup{};                  // vs that single group
   double p_vs_single = 0;
   std::vector<double> stage_median_ms;  // index = Scene::stage_names; NaN where never measured
+  std::uint64_t job_overflows = 0;      // summed over every frame of every repeat
 };
 
 struct Scene {

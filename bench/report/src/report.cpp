@@ -134,8 +134,12 @@ Model build_model(const Run& run) {
     std::stable_sort(g.series.begin(), g.series.end(),
                      [](const Series* a, const Series* b) { return a->repeat < b->repeat; });
     std::vector<double> all;
-    for (const Series* se : g.series)
-      for (const Frame& f : se->frames) all.push_back(f.frame_ms);
+    for (const Series* se : g.series) {
+      for (const Frame& f : se->frames) {
+        all.push_back(f.frame_ms);
+        g.job_overflows += f.job_overflows;
+      }
+    }
     g.summary = summarize(all);
     m.dropped += g.summary.dropped;
     for (double x : all)
@@ -193,7 +197,9 @@ const char* const kHowToRead =
     "`single` divided by this mode's median at the same object count: above 1 is faster than "
     "single-threaded; its 95% interval comes from a seeded bootstrap, so if it contains 1 the "
     "difference is not established. p is the two-sided Mann-Whitney rank-sum test against "
-    "`single`: below 0.05 means the two frame-time distributions differ. Percentiles interpolate "
+    "`single`: below 0.05 means the two frame-time distributions differ. Jobs run inline found "
+    "no free job slot and ran on their submitter, serially: above 0, that mode's numbers "
+    "understate it (raise the job system's jobs_per_worker). Percentiles interpolate "
     "linearly between closest ranks; the median's interval uses binomial order statistics.";
 
 Table summary_table(const Model& m, const Scene& s) {
@@ -206,7 +212,8 @@ Table summary_table(const Model& m, const Scene& s) {
               "p99",
               "FPS",
               "speedup vs single [95% CI]",
-              "p (rank-sum vs single)"};
+              "p (rank-sum vs single)",
+              "jobs run inline"};
   for (std::size_t gi : s.groups) {
     const Group& g = m.groups[gi];
     const Summary& su = g.summary;
@@ -218,7 +225,8 @@ Table summary_table(const Model& m, const Scene& s) {
     }
     t.rows.push_back({std::to_string(g.objects), g.mode, std::to_string(g.workers),
                       fixed(su.median, 3), fixed(su.p95, 3), fixed(su.p99, 3),
-                      su.median > 0 ? fixed(1000.0 / su.median, 1) : "", sp, p});
+                      su.median > 0 ? fixed(1000.0 / su.median, 1) : "", sp, p,
+                      std::to_string(g.job_overflows)});
   }
   return t;
 }
@@ -300,8 +308,10 @@ json to_json(const Run& run, const detail::Model& m) {
       json stages = json::array();
       for (const StageTiming& st : f.stages)
         stages.push_back({{"wall_ms", st.wall_ms}, {"cpu_ms", st.cpu_ms}, {"jobs", st.jobs}});
-      json jf = {
-          {"frame_ms", f.frame_ms}, {"stages", stages}, {"worker_busy_ms", f.worker_busy_ms}};
+      json jf = {{"frame_ms", f.frame_ms},
+                 {"stages", stages},
+                 {"worker_busy_ms", f.worker_busy_ms},
+                 {"job_overflows", f.job_overflows}};
       if (!f.decisions.empty()) {
         json dec = json::array();
         for (const Decision& d : f.decisions)
@@ -381,7 +391,8 @@ std::string csv_field(const std::string& s) {
 std::string to_csv(const detail::Model& m) {
   std::string out =
       "scene,mode,workers,objects,frames,median_ms,p95_ms,p99_ms,mean_ms,stddev_ms,ci95_low_ms,"
-      "ci95_high_ms,fps_median,speedup_vs_single,speedup_ci95_low,speedup_ci95_high,p_vs_single\n";
+      "ci95_high_ms,fps_median,speedup_vs_single,speedup_ci95_low,speedup_ci95_high,p_vs_single,"
+      "job_overflows\n";
   for (const detail::Scene& sc : m.scenes) {
     for (std::size_t gi : sc.groups) {
       const detail::Group& g = m.groups[gi];
@@ -396,7 +407,7 @@ std::string to_csv(const detail::Model& m) {
                fixed(g.speedup.ci95_high) + ',' + fixed(g.p_vs_single, 6);
       else
         out += ",,,";
-      out += '\n';
+      out += ',' + std::to_string(g.job_overflows) + '\n';
     }
   }
   return out;

@@ -17,7 +17,7 @@
 //   Voice* v = voices.create(args...);
 //   voices.destroy(v);
 //
-//   spindle::core::FrameArenas frame(MemTag::Frame, jobs.worker_count(), 256 << 10);
+//   spindle::core::FrameArenas frame(MemTag::Frame, jobs.participant_count(), 256 << 10);
 //   frame.begin_frame();                                            // between frames
 //   jobs.parallel_for(0, n, 64, [&](std::size_t i) {
 //     auto* tmp = frame.arena(jobs).allocate_array<Contact>(16);   // the running worker's arena

@@ -172,8 +172,12 @@ struct FrameStats {
   std::uint32_t steps = 0;                    // simulation steps run
   std::vector<StageTiming> stages;            // by StageId
   std::vector<std::uint64_t> worker_busy_ns;  // by participant: time inside stage work
-  // Participant time not spent in stage work: workers x frame time - busy.
+  // Time of the threads that run jobs in this mode not spent in stage work: threads x frame
+  // time - busy.
   std::uint64_t idle_ns = 0;
+  // Jobs that ran inline on their submitter this frame because no job slot was free (a parallel
+  // stage quietly running serially): raise jobs::Config::jobs_per_worker. Logged as a warning.
+  std::uint64_t job_overflows = 0;
 };
 
 // What a stage's code gets: the world, the jobs, the time, and a split chosen by the mode.
@@ -245,6 +249,9 @@ struct EngineConfig {
   jobs::Mode mode = jobs::Mode::Dynamic;
   std::uint32_t workers = 0;  // participants including the main thread; 0: one per core
   bool pin_workers = true;
+  // Job slots per participant (jobs::Config::jobs_per_worker): over it, jobs run inline and
+  // FrameStats::job_overflows counts them.
+  std::uint32_t jobs_per_worker = 4096;
   std::uint32_t entity_capacity = 65536;
   std::int64_t fixed_step_ns = kNsPerSecond / 60;
   std::uint32_t max_steps_per_frame = 8;
@@ -363,6 +370,7 @@ class Engine {
   void present(std::int64_t dt_ns, float alpha);
   void begin_frame_stats();
   void end_frame_stats(std::uint64_t begin_ns);
+  void note_job_overflows();
   void apply_scene_switch();
   void poll_input();
 
@@ -379,6 +387,10 @@ class Engine {
   FixedStep fixed_;
   std::uint64_t tick_ = 0;
   std::uint64_t frame_number_ = 0;
+  // Job-system overflows before this frame, and the warning's throttle.
+  std::uint64_t overflows_before_ = 0;
+  std::uint64_t overflow_frames_ = 0;
+  std::uint64_t overflow_logged_ns_ = 0;
   FrameStats stats_;
   std::vector<WorkerClock> worker_clocks_;
   std::vector<Decision> decisions_;

@@ -52,6 +52,8 @@ struct Frame {
   std::vector<StageTiming> stages;     // index = stage index (into Series::stage_names)
   std::vector<double> worker_busy_ms;  // index = worker
   std::vector<Decision> decisions;     // empty unless mode dynamic
+  // Jobs that ran inline on their submitter for lack of a job slot (core::FrameStats).
+  std::uint64_t job_overflows = 0;
 };
 
 struct Series {
