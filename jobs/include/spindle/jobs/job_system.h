@@ -12,7 +12,8 @@
 //
 //   spindle::jobs::Counter after;           // runs once `done` reaches zero, no thread blocks
 //   jobs.run_after(done, after, {"render"}, [&] { render(); });
-//   jobs.run_after({&done, &after}, last, {"present"}, [&] { present(); });  // a join of several
+//   spindle::jobs::Counter last;            // a join: runs once both are done
+//   jobs.run_after({&done, &after}, last, {"present"}, [&] { present(); });
 //   jobs.wait({&after, &last});
 //
 //   jobs.parallel_for(0, n, 1024, [&](std::size_t i) { x[i] += v[i] * dt; });
@@ -23,14 +24,17 @@
 //             order. The only mode of a SPINDLE_THREADS=OFF build.
 //   Static  - the source thesis's job system made lock-free: pinned workers, jobs dealt round-robin
 //             into per-worker mailboxes, parallel_for split evenly over all workers, no stealing.
+//             The main thread runs its share while it waits, or while a spawn has filled its pool.
 //   Dynamic - work stealing: each participant owns a Chase-Lev deque, idle ones steal, outside
 //             threads submit through an injection queue; parallel_for splits recursively.
 //   Tbb     - the same jobs run through oneTBB (reference measurements only).
 //
 // Capacities are fixed: job slots at construction (Config::jobs_per_worker), the bytes a callable
 // may capture at compile time (kCaptureBytes; a larger callable does not compile). Nothing is
-// allocated from the heap per job. Over capacity (pool or queue full) the job runs inline on the
-// submitting thread: correct, counted in Stats::inline_overflows and logged once. The one
+// allocated from the heap per job. A participant whose pool is full first runs its own queued
+// jobs (its share anyway) and reuses their slots; with none queued, or a queue full, the job runs
+// inline on the submitting thread: correct, but serial, so it is counted in
+// Stats::inline_overflows and logged once (the engine also reports it per frame). The one
 // exception is a run_after() whose dependency is still pending: it cannot run now, so it goes to
 // the heap (also counted and logged once).
 //
