@@ -61,12 +61,16 @@ void set_zero_hook_for_tests(void (*hook)()) {
 // A counter's continuation list lock: held for a few list operations, so a spin; yields when the
 // holder was preempted (more threads than cores).
 void Scheduler::lock_list(Counter& counter) {
-  for (std::uint32_t spins = 0; counter.list_lock_.exchange(1, std::memory_order_acquire) != 0;) {
+  std::uint32_t spins = 0;
+  while (counter.list_lock_.exchange(1, std::memory_order_acquire) != 0) {
     while (counter.list_lock_.load(std::memory_order_relaxed) != 0) {
+      if (++spins < 128) {
+        cpu_relax();
+        continue;
+      }
 #if SPINDLE_THREADS
-      if (++spins >= 128) std::this_thread::yield();
+      std::this_thread::yield();
 #endif
-      cpu_relax();
     }
   }
 }
