@@ -3,12 +3,15 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -66,6 +69,66 @@ std::vector<SceneParam> scene_params(const SceneDef& scene, const Options& o) {
   for (SceneParam& p : params)
     if (auto it = o.params.find(p.name); it != o.params.end()) p.value = it->second;
   return params;
+}
+
+// CLI11 2.1 reads unsigned values with strtoull (-1 becomes 2^64-1, 2^64 becomes 0) and takes the
+// argument after a flag as its value even when that is another flag. These validators see the
+// text before CLI11 converts it, so every refusal names the flag and says what it expected.
+
+// Empty when `text` may be a value; else the complaint. "-5" is a (negative) value, "--out" and
+// "-x" are flags.
+std::string flag_instead_of_value(const std::string& text) {
+  const bool flag =
+      text.size() > 1 && text[0] == '-' && !std::isdigit(static_cast<unsigned char>(text[1]));
+  return flag ? "expected a value, got the flag '" + text + "'" : std::string();
+}
+
+CLI::Validator any_value() {
+  return CLI::Validator([](std::string& text) { return flag_instead_of_value(text); }, "");
+}
+
+// Decimal digits (and a sign where T has one) that fit T and lie in [min, max].
+template <class T>
+CLI::Validator integer_in(T min, T max) {
+  return CLI::Validator(
+      [min, max](std::string& text) {
+        if (std::string flag = flag_instead_of_value(text); !flag.empty()) return flag;
+        T value{};
+        const char* end = text.data() + text.size();
+        const auto [stop, ec] = std::from_chars(text.data(), end, value);
+        if (text.empty() || ec != std::errc() || stop != end || value < min || value > max)
+          return "expected an integer from " + std::to_string(min) + " to " + std::to_string(max) +
+                 ", got '" + text + "'";
+        return std::string();
+      },
+      "");
+}
+
+// The type shown by --help: "N in [1, 1000]".
+template <class T>
+std::string integer_type(T min, T max) {
+  return "N in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+}
+
+template <class T>
+CLI::Option* add_integer(CLI::App& app, const std::string& flag, T& value, T min, T max,
+                         const std::string& description) {
+  return app.add_option(flag, value, description)
+      ->check(integer_in(min, max))
+      ->type_name(integer_type(min, max));
+}
+
+// CLI11's count errors in words a user can act on: "--frames: 1 required N in [1, 1000000]
+// missing" (the line ends at the flag) and "--frames: At Most 1 required but received 2".
+std::string plain_parse_error(const std::string& message) {
+  const std::size_t colon = message.find(": ");
+  if (colon == std::string::npos) return message;
+  const std::string flag = message.substr(0, colon);
+  if (message.find(" required ", colon) != std::string::npos && message.ends_with(" missing"))
+    return flag + ": expected a value, got none";
+  if (message.find(": At Most 1 required but received ") == colon)
+    return flag + ": given more than once, expected once";
+  return message;
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -284,49 +347,63 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
       "modes, with a report (JSON, CSV, Markdown, HTML, Chrome trace)"};
   app.add_option("--scene", o.scenes,
                  "scenes to run, comma-separated (" + join(scene_names()) + ")")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(any_value());
   app.add_option("--objects", o.objects, "object counts, comma-separated")
       ->delimiter(',')
-      ->check(CLI::Range(1u, 2'000'000u));
-  app.add_option("--modes", o.mode_names, "job modes: single,static,dynamic,tbb")->delimiter(',');
-  app.add_option("--workers", o.workers, "participants in the threaded modes (0: one per core)")
-      ->check(CLI::Range(0u, 64u));
-  app.add_option("--frames", o.frames, "measured frames per series")
-      ->check(CLI::Range(1u, 1'000'000u));
-  app.add_option("--warmup", o.warmup, "frames run before measuring")
-      ->check(CLI::Range(0u, 1'000'000u));
-  app.add_option("--repeats", o.repeats,
-                 "series per (scene, count, mode), interleaved across modes")
-      ->check(CLI::Range(1u, 1000u));
-  app.add_option("--seed", o.seed, "scene seed");
-  app.add_option("--out", o.out, "output folder (created; files in it are replaced)");
-  app.add_option("--trace-frames", o.trace_frames, "frames in trace.json (0: no trace)")
-      ->check(CLI::Range(0u, 1000u));
+      ->check(integer_in(1u, 2'000'000u))
+      ->type_name(integer_type(1u, 2'000'000u));
+  app.add_option("--modes", o.mode_names, "job modes: single,static,dynamic,tbb")
+      ->delimiter(',')
+      ->check(any_value());
+  add_integer(app, "--workers", o.workers, 0u, 64u,
+              "participants in the threaded modes (0: one per core)");
+  add_integer(app, "--frames", o.frames, 1u, 1'000'000u, "measured frames per series");
+  add_integer(app, "--warmup", o.warmup, 0u, 1'000'000u, "frames run before measuring");
+  add_integer(app, "--repeats", o.repeats, 1u, 1000u,
+              "series per (scene, count, mode), interleaved across modes");
+  add_integer(app, "--seed", o.seed, std::uint64_t{0}, std::numeric_limits<std::uint64_t>::max(),
+              "scene seed");
+  app.add_option("--out", o.out, "output folder (created; files in it are replaced)")
+      ->check(any_value());
+  add_integer(app, "--trace-frames", o.trace_frames, 0u, 1000u,
+              "frames in trace.json (0: no trace)");
   app.add_flag("!--no-pin", o.pin, "do not pin worker threads to cores");
-  // Every registered scene's parameters become flags (one per name; ranges are checked per scene
-  // below, once the scenes are known).
-  std::vector<std::string> param_names;
+  // Every registered scene's parameters become flags, one per name, accepting the union of the
+  // declared ranges (each scene's own range is checked below, once the scenes run are known).
+  struct ParamFlag {
+    std::string description;
+    std::int64_t min, max;
+  };
+  std::map<std::string, ParamFlag> param_flags;
   for (const std::string& scene_name : scene_names())
     for (const SceneParam& p : find_scene(scene_name)->params) {
-      const std::string flag = "--" + p.name;
-      if (std::find(param_names.begin(), param_names.end(), p.name) != param_names.end()) continue;
-      if (app.get_option_no_throw(flag) != nullptr || p.name == "help") {
+      if (app.get_option_no_throw("--" + p.name) != nullptr || p.name == "help") {
         err << "spindle_loadtest: scene " << scene_name << " declares parameter '" << p.name
             << "', which is a harness flag: rename it\n";
         return 2;
       }
-      param_names.push_back(p.name);
-      app.add_option_function<std::int64_t>(
-          flag, [&o, name = p.name](std::int64_t v) { o.params[name] = v; },
-          p.description + " (scene " + scene_name + ", default " + std::to_string(p.value) + ")");
+      const std::string about =
+          p.description + " (scene " + scene_name + ", default " + std::to_string(p.value) + ")";
+      auto [it, added] = param_flags.try_emplace(p.name, ParamFlag{about, p.min, p.max});
+      if (added) continue;
+      it->second.description += "; " + about;
+      it->second.min = std::min(it->second.min, p.min);
+      it->second.max = std::max(it->second.max, p.max);
     }
+  for (const auto& [name, flag] : param_flags)
+    app.add_option_function<std::int64_t>(
+           "--" + name, [&o, name = name](std::int64_t v) { o.params[name] = v; }, flag.description)
+        ->check(integer_in(flag.min, flag.max))
+        ->type_name(integer_type(flag.min, flag.max));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     out << app.help();
     return 0;
   } catch (const CLI::ParseError& e) {
-    err << "spindle_loadtest: " << e.what() << "\n(run with --help for the flags)\n";
+    err << "spindle_loadtest: " << plain_parse_error(e.what())
+        << "\n(run with --help for the flags)\n";
     return 2;
   }
   o.objects_given = app.count("--objects") > 0;
@@ -357,8 +434,8 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
         if (p.name != name) continue;
         used = true;
         if (value < p.min || value > p.max) {
-          err << "spindle_loadtest: --" << name << " " << value << " outside [" << p.min << ", "
-              << p.max << "] (scene " << scene->name << ")\n";
+          err << "spindle_loadtest: --" << name << ": expected an integer from " << p.min << " to "
+              << p.max << " for scene " << scene->name << ", got " << value << "\n";
           return 2;
         }
       }

@@ -76,8 +76,10 @@ TEST(LoadTestCli, BadArgumentsExitTwoWithAMessage) {
       {{"--frames", "0", "--out", out}, "--frames"},
       {{"--workers", "-3", "--out", out}, "--workers"},
       {{"--bogus"}, "bogus"},
-      {{"--repeats"}, "--repeats"},
-      {{"--scene", "crowd", "--joints", "3", "--out", out}, "--joints 3 outside [16, 1024]"},
+      {{"--repeats"}, "--repeats: expected a value, got none"},
+      {{"--frames", "3", "--frames", "4", "--out", out}, "--frames: given more than once"},
+      {{"--scene", "crowd", "--joints", "3", "--out", out},
+       "--joints: expected an integer from 16 to 1024, got '3'"},
       {{"--scene", "crowd", "--vertices", "many", "--out", out}, "--vertices"},
       {{"--scene", "boids", "--joints", "60", "--out", out}, "not a parameter of the scenes run"},
       {{"--scene", "crowd", "--objects", "10,20000", "--out", out}, "crowd runs 10 to 5,000"},
@@ -90,6 +92,70 @@ TEST(LoadTestCli, BadArgumentsExitTwoWithAMessage) {
     EXPECT_NE(r.err.find(c.expect), std::string::npos)
         << "message should name '" << c.expect << "': " << r.err;
   }
+}
+
+// Every numeric flag, given a negative, overflowing, malformed or missing value, or another flag
+// where its value should be, is refused with the flag's name and what it expects (CLI11 alone
+// wrapped -1 to 2^64-1, accepted 2^64 as 0 and said "Value abc not in range").
+TEST(LoadTestCli, NumericFlagsSayWhatTheyExpect) {
+  const std::string out = temp_dir("numbers").string();
+  struct Flag {
+    std::string name;
+    std::string expected;  // "an integer from MIN to MAX"
+  };
+  const std::vector<Flag> flags = {
+      {"--objects", "an integer from 1 to "},  // the top is the largest scene maximum
+      {"--workers", "an integer from 0 to 64"},
+      {"--frames", "an integer from 1 to 1000000"},
+      {"--warmup", "an integer from 0 to 1000000"},
+      {"--repeats", "an integer from 1 to 1000"},
+      {"--seed", "an integer from 0 to 18446744073709551615"},
+      {"--trace-frames", "an integer from 0 to 1000"},
+      {"--joints", "an integer from 16 to 1024"},
+      {"--vertices", "an integer from 1 to 100000"},
+      {"--kinds", "an integer from 1 to 64"},
+      {"--quantized", "an integer from 0 to 1"},
+  };
+  const std::vector<std::string> bad = {
+      "-1", "abc", "12x", "1.5", "0x10", "1e3", "18446744073709551616", "99999999999999999999999",
+      ""};
+  for (const Flag& f : flags) {
+    for (const std::string& value : bad) {
+      const Result r = run({"--scene", "crowd", f.name, value, "--out", out});
+      EXPECT_EQ(r.code, 2) << f.name << " " << value << ": " << r.err;
+      const std::string want = f.name + ": expected " + f.expected;
+      EXPECT_NE(r.err.find(want), std::string::npos) << "want '" << want << "': " << r.err;
+      EXPECT_NE(r.err.find("got '" + value + "'"), std::string::npos) << r.err;
+    }
+    const Result r = run({"--scene", "crowd", f.name, "--out", out});
+    EXPECT_EQ(r.code, 2) << f.name;
+    EXPECT_NE(r.err.find(f.name + ": expected a value, got the flag '--out'"), std::string::npos)
+        << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(out)) << "refused before anything was written";
+}
+
+// The values a numeric flag takes are taken whole: the top of the seed's range is not wrapped.
+TEST(LoadTestCli, LargestSeedIsKept) {
+  const auto dir = temp_dir("seed");
+  const Result r = run({"--scene", "boids", "--objects", "10", "--modes", "single", "--frames", "1",
+                        "--warmup", "0", "--repeats", "1", "--trace-frames", "0", "--seed",
+                        "18446744073709551615", "--out", dir.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
+  EXPECT_EQ(run_json["settings"]["seed"].get<std::uint64_t>(), 18446744073709551615ull);
+}
+
+// A text flag's value is not another flag either (--out --frames would write into "./--frames").
+TEST(LoadTestCli, TextFlagsRefuseAFlagAsTheirValue) {
+  for (const char* flag : {"--scene", "--modes", "--out"}) {
+    const Result r = run({flag, "--frames", "3"});
+    EXPECT_EQ(r.code, 2) << flag;
+    EXPECT_NE(r.err.find(std::string(flag) + ": expected a value, got the flag '--frames'"),
+              std::string::npos)
+        << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists("--frames"));
 }
 
 TEST(LoadTestCli, OutputThatIsAFileIsRefused) {
