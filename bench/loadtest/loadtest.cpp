@@ -42,7 +42,7 @@ namespace {
 
 struct Options {
   std::vector<std::string> scenes{"boids"};
-  std::vector<std::uint32_t> objects{10, 100, 1000, 5000, 10000, 20000, 50000};
+  std::vector<std::uint32_t> objects;  // --objects; empty: each scene's default_objects
   std::vector<std::string> mode_names{"single", "static", "dynamic", "tbb"};
   std::vector<jobs::Mode> modes;
   std::uint32_t workers = 0;
@@ -60,7 +60,30 @@ struct Options {
 
 // The object counts a scene runs: --objects, or the scene's own default list.
 const std::vector<std::uint32_t>& scene_objects(const SceneDef& scene, const Options& o) {
-  return o.objects_given || scene.default_objects.empty() ? o.objects : scene.default_objects;
+  return o.objects_given ? o.objects : scene.default_objects;
+}
+
+// The counts some scene accepts: what --objects takes before the scenes run are known.
+ObjectRange any_scene_objects() {
+  ObjectRange any{std::numeric_limits<std::uint32_t>::max(), 0};
+  for (const std::string& name : scene_names()) {
+    const ObjectRange r = find_scene(name)->objects;
+    any = {std::min(any.min, r.min), std::max(any.max, r.max)};
+  }
+  return any;
+}
+
+// The scene table at the end of --help: name, object range, description.
+std::string scene_table() {
+  std::string table = "Scenes (--objects: the counts each accepts):\n";
+  for (const std::string& name : scene_names()) {
+    const SceneDef& scene = *find_scene(name);
+    char row[64];
+    std::snprintf(row, sizeof row, "  %-11s %7u to %-8u ", name.c_str(), scene.objects.min,
+                  scene.objects.max);
+    table += row + scene.description + "\n";
+  }
+  return table;
 }
 
 // The scene's parameters: its defaults, overridden by the command line.
@@ -87,21 +110,29 @@ CLI::Validator any_value() {
   return CLI::Validator([](std::string& text) { return flag_instead_of_value(text); }, "");
 }
 
-// Decimal digits (and a sign where T has one) that fit T and lie in [min, max].
+// Decimal digits (and a sign where T has one) that fit T and lie in [min, max]. A refusal says
+// "expected an integer from `min` to `shown_max`": --objects passes counts above every scene's
+// maximum on to the per-scene check, whose message names the scene.
 template <class T>
-CLI::Validator integer_in(T min, T max) {
+CLI::Validator integer_in(T min, T max, T shown_max) {
+  const std::string expected =
+      "expected an integer from " + std::to_string(min) + " to " + std::to_string(shown_max);
   return CLI::Validator(
-      [min, max](std::string& text) {
+      [min, max, expected](std::string& text) {
         if (std::string flag = flag_instead_of_value(text); !flag.empty()) return flag;
         T value{};
         const char* end = text.data() + text.size();
         const auto [stop, ec] = std::from_chars(text.data(), end, value);
         if (text.empty() || ec != std::errc() || stop != end || value < min || value > max)
-          return "expected an integer from " + std::to_string(min) + " to " + std::to_string(max) +
-                 ", got '" + text + "'";
+          return expected + ", got '" + text + "'";
         return std::string();
       },
       "");
+}
+
+template <class T>
+CLI::Validator integer_in(T min, T max) {
+  return integer_in(min, max, max);
 }
 
 // The type shown by --help: "N in [1, 1000]".
@@ -345,14 +376,18 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   CLI::App app{
       "spindle_loadtest: load-test scenes at varying object counts, compared across job "
       "modes, with a report (JSON, CSV, Markdown, HTML, Chrome trace)"};
-  app.add_option("--scene", o.scenes,
-                 "scenes to run, comma-separated (" + join(scene_names()) + ")")
+  app.footer(scene_table());
+  app.add_option("--scene", o.scenes, "scenes to run, comma-separated (listed below)")
       ->delimiter(',')
       ->check(any_value());
-  app.add_option("--objects", o.objects, "object counts, comma-separated")
+  const ObjectRange any_objects = any_scene_objects();
+  app.add_option("--objects", o.objects,
+                 "object counts, comma-separated, each within every scene's range (default: "
+                 "each scene's own list)")
       ->delimiter(',')
-      ->check(integer_in(1u, 2'000'000u))
-      ->type_name(integer_type(1u, 2'000'000u));
+      ->check(
+          integer_in(any_objects.min, std::numeric_limits<std::uint32_t>::max(), any_objects.max))
+      ->type_name(integer_type(any_objects.min, any_objects.max));
   app.add_option("--modes", o.mode_names, "job modes: single,static,dynamic,tbb")
       ->delimiter(',')
       ->check(any_value());
@@ -413,7 +448,7 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
          {jobs::Mode::Single, jobs::Mode::Static, jobs::Mode::Dynamic, jobs::Mode::Tbb})
       if (jobs::mode_available(m)) o.mode_names.emplace_back(jobs::to_string(m));
   }
-  if (o.scenes.empty() || o.objects.empty() || o.mode_names.empty()) {
+  if (o.scenes.empty() || (o.objects_given && o.objects.empty()) || o.mode_names.empty()) {
     err << "spindle_loadtest: --scene, --objects and --modes need at least one value\n";
     return 2;
   }
@@ -445,6 +480,16 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
       return 2;
     }
   }
+  // Ranges before the scene's own check (which may assume them), and both before anything
+  // allocates.
+  for (const SceneDef* scene : scenes)
+    for (std::uint32_t objects : scene_objects(*scene, o))
+      if (objects < scene->objects.min || objects > scene->objects.max) {
+        err << "spindle_loadtest: --objects: scene " << scene->name << " runs "
+            << scene->objects.min << " to " << scene->objects.max << " objects, got " << objects
+            << "\n";
+        return 2;
+      }
   for (const SceneDef* scene : scenes) {
     if (!scene->check) continue;
     for (std::uint32_t objects : scene_objects(*scene, o))

@@ -13,9 +13,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <spindle/core/assert.h>
 #include <spindle/jobs/job_system.h>
 
 #include "loadtest.h"
+#include "scene.h"
 
 #include "modes.h"
 
@@ -82,7 +84,8 @@ TEST(LoadTestCli, BadArgumentsExitTwoWithAMessage) {
        "--joints: expected an integer from 16 to 1024, got '3'"},
       {{"--scene", "crowd", "--vertices", "many", "--out", out}, "--vertices"},
       {{"--scene", "boids", "--joints", "60", "--out", out}, "not a parameter of the scenes run"},
-      {{"--scene", "crowd", "--objects", "10,20000", "--out", out}, "crowd runs 10 to 5,000"},
+      {{"--scene", "crowd", "--objects", "10,20000", "--out", out},
+       "--objects: scene crowd runs 10 to 5000 objects, got 20000"},
       {{"--scene", "crowd", "--objects", "5000", "--vertices", "100000", "--out", out},
        "12 GB of skinned vertices"},
   };
@@ -156,6 +159,93 @@ TEST(LoadTestCli, TextFlagsRefuseAFlagAsTheirValue) {
         << r.err;
   }
   EXPECT_FALSE(std::filesystem::exists("--frames"));
+}
+
+// The object counts each scene accepts: a single frame at the top takes about a second in
+// `single` mode on the 2-core reference machine (Bullet's step grows faster than N: 47 ms at
+// 10,000 bodies, 410 ms at 40,000), and memory stays far below it (boids: 450 MB at 1,000,000).
+struct SceneRange {
+  std::string scene;
+  std::uint32_t min, max;
+};
+const std::vector<SceneRange> kSceneRanges = {
+    {"boids", 1, 1'000'000}, {"swarm", 1, 1'000'000}, {"imbalanced", 1, 500'000},
+    {"spawn", 1, 50'000},    {"boxes", 1, 50'000},    {"boxes_r2", 1, 50'000},
+    {"boxes_r4", 1, 50'000}, {"crowd", 10, 5'000},
+};
+
+// One past either end is refused with the scene's range, before the output folder is made (so
+// before any scene allocates): `--scene spawn --objects 2000000` used to build two million
+// Bullet bodies (6 GB) and step them for minutes.
+TEST(LoadTestCli, SceneObjectRangesAreEnforcedBeforeAnythingRuns) {
+  const std::string out = temp_dir("ranges").string();
+  for (const SceneRange& range : kSceneRanges) {
+    std::vector<std::uint32_t> outside = {range.max + 1};
+    if (range.min > 1) outside.push_back(range.min - 1);
+    for (std::uint32_t objects : outside) {
+      // One cheap frame, should the count get through.
+      const Result r = run({"--scene", range.scene, "--objects", "10," + std::to_string(objects),
+                            "--modes", "single", "--frames", "1", "--warmup", "0", "--repeats", "1",
+                            "--trace-frames", "0", "--out", out});
+      EXPECT_EQ(r.code, 2) << range.scene << " " << objects;
+      const std::string want = "--objects: scene " + range.scene + " runs " +
+                               std::to_string(range.min) + " to " + std::to_string(range.max) +
+                               " objects, got " + std::to_string(objects);
+      EXPECT_NE(r.err.find(want), std::string::npos) << "want '" << want << "': " << r.err;
+      EXPECT_FALSE(std::filesystem::exists(out)) << range.scene;
+    }
+  }
+}
+
+// Every registered scene, including any added later, declares a range the harness enforces.
+TEST(LoadTestCli, EveryRegisteredSceneDeclaresItsObjectRange) {
+  register_builtin_scenes();
+  const std::string out = temp_dir("declared").string();
+  ASSERT_GE(scene_names().size(), kSceneRanges.size());
+  for (const std::string& name : scene_names()) {
+    const SceneDef& scene = *find_scene(name);
+    EXPECT_GE(scene.objects.min, 1u) << name;
+    EXPECT_LE(scene.objects.min, scene.objects.max) << name;
+    const Result r =
+        run({"--scene", name, "--objects", std::to_string(scene.objects.max + 1), "--out", out});
+    EXPECT_EQ(r.code, 2) << name;
+    EXPECT_NE(r.err.find("--objects: scene " + name + " runs "), std::string::npos) << r.err;
+  }
+}
+
+struct AssertFired {};
+
+// A scene that does not say what it accepts, or whose default counts fall outside it, is a
+// programming error caught when it registers, not a run that fails halfway.
+TEST(LoadTestCli, SceneWithoutAnObjectRangeIsRefusedAtRegistration) {
+#if !SPINDLE_ASSERTS
+  GTEST_SKIP() << "asserts compiled out";
+#endif
+  const core::AssertHandler previous = core::set_assert_handler(
+      [](const char*, int, const char*, const char*) { throw AssertFired{}; });
+  const auto setup = [](core::Engine&, const SceneParams&) {};
+  EXPECT_THROW(
+      register_scene({.name = "no_range", .description = "", .objects = {}, .setup = setup}),
+      AssertFired);
+  // The default counts run to 50,000.
+  EXPECT_THROW(
+      register_scene({.name = "small", .description = "", .objects = {1, 1000}, .setup = setup}),
+      AssertFired);
+  core::set_assert_handler(previous);
+  EXPECT_EQ(find_scene("no_range"), nullptr);
+  EXPECT_EQ(find_scene("small"), nullptr);
+}
+
+TEST(LoadTestCli, HelpListsEveryScenesObjectRange) {
+  const Result r = run({"--help"});
+  ASSERT_EQ(r.code, 0);
+  for (const SceneRange& range : kSceneRanges) {
+    const std::size_t line = r.out.find("\n  " + range.scene + " ");
+    ASSERT_NE(line, std::string::npos) << range.scene << " not listed:\n" << r.out;
+    const std::string text = r.out.substr(line + 1, r.out.find('\n', line + 1) - line - 1);
+    const std::string want = std::to_string(range.min) + " to " + std::to_string(range.max);
+    EXPECT_NE(text.find(want), std::string::npos) << text;
+  }
 }
 
 TEST(LoadTestCli, OutputThatIsAFileIsRefused) {
