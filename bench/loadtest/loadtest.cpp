@@ -452,6 +452,11 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
     err << "spindle_loadtest: --scene, --objects and --modes need at least one value\n";
     return 2;
   }
+  // A repeated count or scene would run its series again and pool both into one row of the
+  // report; modes and scenes keep the order given, counts run ascending (the order of the
+  // report's tables), so the last is the largest, the one the trace records.
+  std::sort(o.objects.begin(), o.objects.end());
+  o.objects.erase(std::unique(o.objects.begin(), o.objects.end()), o.objects.end());
   std::vector<const SceneDef*> scenes;
   for (const std::string& name : o.scenes) {
     const SceneDef* s = find_scene(name);
@@ -460,7 +465,7 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
           << "' (known: " << join(scene_names()) << ")\n";
       return 2;
     }
-    scenes.push_back(s);
+    if (std::find(scenes.begin(), scenes.end(), s) == scenes.end()) scenes.push_back(s);
   }
   for (const auto& [name, value] : o.params) {
     bool used = false;

@@ -355,6 +355,22 @@ TEST(LoadTestRun, TinyRunWritesACompleteReport) {
   }
 }
 
+// A count or scene given twice runs once (it used to run twice and pool both into one row),
+// and counts run in ascending order, the order of the report's tables and charts.
+TEST(LoadTestRun, RepeatedCountsAndScenesRunOnceInAscendingOrder) {
+  const auto dir = temp_dir("dedupe");
+  const Result r = run({"--scene", "boids,boids", "--objects", "300,10,300", "--modes", "single",
+                        "--frames", "2", "--warmup", "0", "--repeats", "1", "--trace-frames", "0",
+                        "--no-pin", "--out", dir.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("[  2/2]"), std::string::npos) << r.out;
+  const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
+  ASSERT_EQ(run_json["series"].size(), 2u);
+  EXPECT_EQ(run_json["series"][0]["objects"], 10);
+  EXPECT_EQ(run_json["series"][1]["objects"], 300);
+  for (const auto& s : run_json["series"]) EXPECT_EQ(s["frames"].size(), 2u);
+}
+
 // The Bullet and swarm scenes run in every mode with the same world hash, and the spawn report
 // shows the thesis's FPS beside ours for every count of the thesis table.
 TEST(LoadTestRun, PhysicsScenesAgreeAcrossModesAndSpawnQuotesTheThesis) {
