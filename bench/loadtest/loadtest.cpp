@@ -40,6 +40,10 @@ namespace spindle::loadtest {
 
 namespace {
 
+// Every measured frame is kept until the report is written, about 8 KB each at that point (most
+// of it run.json's tree): a million is about 8 GB, a third of the 24 GiB machine.
+constexpr std::uint64_t kMaxMeasuredFrames = 1'000'000;
+
 struct Options {
   std::vector<std::string> scenes{"boids"};
   std::vector<std::uint32_t> objects;  // --objects; empty: each scene's default_objects
@@ -517,6 +521,16 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
       return 2;
     }
     if (std::find(o.modes.begin(), o.modes.end(), m) == o.modes.end()) o.modes.push_back(m);
+  }
+  std::uint64_t counts = 0;
+  for (const SceneDef* scene : scenes) counts += scene_objects(*scene, o).size();
+  if (const std::uint64_t frames = std::uint64_t{o.frames} * o.repeats * o.modes.size() * counts;
+      frames > kMaxMeasuredFrames) {
+    err << "spindle_loadtest: --frames " << o.frames << " x --repeats " << o.repeats << " x "
+        << o.modes.size() << " modes x " << counts << " object counts = " << frames
+        << " measured frames; a run keeps at most " << kMaxMeasuredFrames
+        << " (about 8 KB each when the report is written): lower one of them\n";
+    return 2;
   }
   if (o.workers == 0) o.workers = std::max(1u, std::thread::hardware_concurrency());
   std::error_code ec;

@@ -248,6 +248,19 @@ TEST(LoadTestCli, HelpListsEveryScenesObjectRange) {
   }
 }
 
+// Every measured frame is kept until the report is written (about 8 KB each at that point), so
+// the frames of a whole run are bounded like the object counts: --frames 1000000 with the
+// default repeats, modes and counts asked for 84 million of them, far past 24 GiB.
+TEST(LoadTestCli, RunsThatWouldKeepTooManyFramesAreRefused) {
+  const std::string out = temp_dir("frames").string();
+  const Result r = run({"--scene", "boids", "--objects", "10", "--modes", "single", "--frames",
+                        "1000000", "--repeats", "2", "--warmup", "0", "--out", out});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("2000000 measured frames"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("at most 1000000"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
 TEST(LoadTestCli, OutputThatIsAFileIsRefused) {
   const auto dir = temp_dir("file");
   std::filesystem::create_directories(dir);
