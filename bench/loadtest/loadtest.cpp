@@ -540,6 +540,19 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
         << (ec ? ": " + ec.message() : "") << "\n";
     return 2;
   }
+  // The files report::write_report writes (report.h), and the trace. Each is replaced, so one
+  // that is not a regular file would be written into (a device) or block the writer (a FIFO)
+  // after the whole run; the trace is read back too, which is bounded only because it is the
+  // file just written.
+  for (const char* name : {"run.json", "summary.csv", "report.md", "report.html", "trace.json"}) {
+    const std::filesystem::path file = std::filesystem::path(o.out) / name;
+    const std::filesystem::file_status status = std::filesystem::status(file, ec);
+    if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+      err << "spindle_loadtest: --out: " << file.string()
+          << " is not a regular file; the report replaces that file\n";
+      return 2;
+    }
+  }
   // Job-system and engine warnings go to stderr; the info chatter stays out of the table.
   core::logger().set_level(core::kAllChannels, core::LogLevel::Warning);
 

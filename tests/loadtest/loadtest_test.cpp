@@ -1,5 +1,6 @@
 // spindle_loadtest, run in-process: bad command lines exit 2 with a message naming the problem;
 // a tiny run writes a report folder whose files parse and hold what they promise.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -271,6 +272,29 @@ TEST(LoadTestCli, OutputThatIsAFileIsRefused) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find(file.string()), std::string::npos) << r.err;
   EXPECT_EQ(slurp(file), "x");  // nothing overwritten
+}
+
+// The report replaces its files in --out; one there that is not a regular file is refused
+// before the run: a FIFO named trace.json blocked the harness forever once the run was done.
+TEST(LoadTestCli, ReportFilesThatAreNotRegularFilesAreRefused) {
+  for (const char* name : {"trace.json", "run.json"}) {
+    const auto dir = temp_dir(std::string("special_") + name);
+    std::filesystem::create_directories(dir);
+    const auto special = dir / name;
+    if (std::string(name) == "trace.json") {
+      ASSERT_EQ(::mkfifo(special.c_str(), 0600), 0);
+    } else {
+      std::filesystem::create_directories(special);
+    }
+    const Result r =
+        run({"--scene", "boids", "--objects", "10", "--modes", "single", "--frames", "1",
+             "--warmup", "0", "--repeats", "1", "--trace-frames", "1", "--out", dir.string()});
+    EXPECT_EQ(r.code, 2) << name;
+    EXPECT_NE(r.err.find("--out: " + special.string() + " is not a regular file"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "report.md")) << "refused before the run";
+  }
 }
 
 TEST(LoadTestCli, HelpListsTheFlags) {
