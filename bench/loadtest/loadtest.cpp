@@ -3,12 +3,15 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -37,9 +40,13 @@ namespace spindle::loadtest {
 
 namespace {
 
+// Every measured frame is kept until the report is written, about 8 KB each at that point (most
+// of it run.json's tree): a million is about 8 GB, a third of the 24 GiB machine.
+constexpr std::uint64_t kMaxMeasuredFrames = 1'000'000;
+
 struct Options {
   std::vector<std::string> scenes{"boids"};
-  std::vector<std::uint32_t> objects{10, 100, 1000, 5000, 10000, 20000, 50000};
+  std::vector<std::uint32_t> objects;  // --objects; empty: each scene's default_objects
   std::vector<std::string> mode_names{"single", "static", "dynamic", "tbb"};
   std::vector<jobs::Mode> modes;
   std::uint32_t workers = 0;
@@ -57,7 +64,30 @@ struct Options {
 
 // The object counts a scene runs: --objects, or the scene's own default list.
 const std::vector<std::uint32_t>& scene_objects(const SceneDef& scene, const Options& o) {
-  return o.objects_given || scene.default_objects.empty() ? o.objects : scene.default_objects;
+  return o.objects_given ? o.objects : scene.default_objects;
+}
+
+// The counts some scene accepts: what --objects takes before the scenes run are known.
+ObjectRange any_scene_objects() {
+  ObjectRange any{std::numeric_limits<std::uint32_t>::max(), 0};
+  for (const std::string& name : scene_names()) {
+    const ObjectRange r = find_scene(name)->objects;
+    any = {std::min(any.min, r.min), std::max(any.max, r.max)};
+  }
+  return any;
+}
+
+// The scene table at the end of --help: name, object range, description.
+std::string scene_table() {
+  std::string table = "Scenes (--objects: the counts each accepts):\n";
+  for (const std::string& name : scene_names()) {
+    const SceneDef& scene = *find_scene(name);
+    char row[64];
+    std::snprintf(row, sizeof row, "  %-11s %7u to %-8u ", name.c_str(), scene.objects.min,
+                  scene.objects.max);
+    table += row + scene.description + "\n";
+  }
+  return table;
 }
 
 // The scene's parameters: its defaults, overridden by the command line.
@@ -66,6 +96,74 @@ std::vector<SceneParam> scene_params(const SceneDef& scene, const Options& o) {
   for (SceneParam& p : params)
     if (auto it = o.params.find(p.name); it != o.params.end()) p.value = it->second;
   return params;
+}
+
+// CLI11 2.1 reads unsigned values with strtoull (-1 becomes 2^64-1, 2^64 becomes 0) and takes the
+// argument after a flag as its value even when that is another flag. These validators see the
+// text before CLI11 converts it, so every refusal names the flag and says what it expected.
+
+// Empty when `text` may be a value; else the complaint. "-5" is a (negative) value, "--out" and
+// "-x" are flags.
+std::string flag_instead_of_value(const std::string& text) {
+  const bool flag =
+      text.size() > 1 && text[0] == '-' && !std::isdigit(static_cast<unsigned char>(text[1]));
+  return flag ? "expected a value, got the flag '" + text + "'" : std::string();
+}
+
+CLI::Validator any_value() {
+  return CLI::Validator([](std::string& text) { return flag_instead_of_value(text); }, "");
+}
+
+// Decimal digits (and a sign where T has one) that fit T and lie in [min, max]. A refusal says
+// "expected an integer from `min` to `shown_max`": --objects passes counts above every scene's
+// maximum on to the per-scene check, whose message names the scene.
+template <class T>
+CLI::Validator integer_in(T min, T max, T shown_max) {
+  const std::string expected =
+      "expected an integer from " + std::to_string(min) + " to " + std::to_string(shown_max);
+  return CLI::Validator(
+      [min, max, expected](std::string& text) {
+        if (std::string flag = flag_instead_of_value(text); !flag.empty()) return flag;
+        T value{};
+        const char* end = text.data() + text.size();
+        const auto [stop, ec] = std::from_chars(text.data(), end, value);
+        if (text.empty() || ec != std::errc() || stop != end || value < min || value > max)
+          return expected + ", got '" + text + "'";
+        return std::string();
+      },
+      "");
+}
+
+template <class T>
+CLI::Validator integer_in(T min, T max) {
+  return integer_in(min, max, max);
+}
+
+// The type shown by --help: "N in [1, 1000]".
+template <class T>
+std::string integer_type(T min, T max) {
+  return "N in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+}
+
+template <class T>
+CLI::Option* add_integer(CLI::App& app, const std::string& flag, T& value, T min, T max,
+                         const std::string& description) {
+  return app.add_option(flag, value, description)
+      ->check(integer_in(min, max))
+      ->type_name(integer_type(min, max));
+}
+
+// CLI11's count errors in words a user can act on: "--frames: 1 required N in [1, 1000000]
+// missing" (the line ends at the flag) and "--frames: At Most 1 required but received 2".
+std::string plain_parse_error(const std::string& message) {
+  const std::size_t colon = message.find(": ");
+  if (colon == std::string::npos) return message;
+  const std::string flag = message.substr(0, colon);
+  if (message.find(" required ", colon) != std::string::npos && message.ends_with(" missing"))
+    return flag + ": expected a value, got none";
+  if (message.find(": At Most 1 required but received ") == colon)
+    return flag + ": given more than once, expected once";
+  return message;
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -283,51 +381,69 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   CLI::App app{
       "spindle_loadtest: load-test scenes at varying object counts, compared across job "
       "modes, with a report (JSON, CSV, Markdown, HTML, Chrome trace)"};
-  app.add_option("--scene", o.scenes,
-                 "scenes to run, comma-separated (" + join(scene_names()) + ")")
-      ->delimiter(',');
-  app.add_option("--objects", o.objects, "object counts, comma-separated")
+  app.footer(scene_table());
+  app.add_option("--scene", o.scenes, "scenes to run, comma-separated (listed below)")
       ->delimiter(',')
-      ->check(CLI::Range(1u, 2'000'000u));
-  app.add_option("--modes", o.mode_names, "job modes: single,static,dynamic,tbb")->delimiter(',');
-  app.add_option("--workers", o.workers, "participants in the threaded modes (0: one per core)")
-      ->check(CLI::Range(0u, 64u));
-  app.add_option("--frames", o.frames, "measured frames per series")
-      ->check(CLI::Range(1u, 1'000'000u));
-  app.add_option("--warmup", o.warmup, "frames run before measuring")
-      ->check(CLI::Range(0u, 1'000'000u));
-  app.add_option("--repeats", o.repeats,
-                 "series per (scene, count, mode), interleaved across modes")
-      ->check(CLI::Range(1u, 1000u));
-  app.add_option("--seed", o.seed, "scene seed");
-  app.add_option("--out", o.out, "output folder (created; files in it are replaced)");
-  app.add_option("--trace-frames", o.trace_frames, "frames in trace.json (0: no trace)")
-      ->check(CLI::Range(0u, 1000u));
+      ->check(any_value());
+  const ObjectRange any_objects = any_scene_objects();
+  app.add_option("--objects", o.objects,
+                 "object counts, comma-separated, each within every scene's range (default: "
+                 "each scene's own list)")
+      ->delimiter(',')
+      ->check(
+          integer_in(any_objects.min, std::numeric_limits<std::uint32_t>::max(), any_objects.max))
+      ->type_name(integer_type(any_objects.min, any_objects.max));
+  app.add_option("--modes", o.mode_names, "job modes: single,static,dynamic,tbb")
+      ->delimiter(',')
+      ->check(any_value());
+  add_integer(app, "--workers", o.workers, 0u, 64u,
+              "participants in the threaded modes (0: one per core)");
+  add_integer(app, "--frames", o.frames, 1u, 1'000'000u, "measured frames per series");
+  add_integer(app, "--warmup", o.warmup, 0u, 1'000'000u, "frames run before measuring");
+  add_integer(app, "--repeats", o.repeats, 1u, 1000u,
+              "series per (scene, count, mode), interleaved across modes");
+  add_integer(app, "--seed", o.seed, std::uint64_t{0}, std::numeric_limits<std::uint64_t>::max(),
+              "scene seed");
+  app.add_option("--out", o.out, "output folder (created; files in it are replaced)")
+      ->check(any_value());
+  add_integer(app, "--trace-frames", o.trace_frames, 0u, 1000u,
+              "frames in trace.json (0: no trace)");
   app.add_flag("!--no-pin", o.pin, "do not pin worker threads to cores");
-  // Every registered scene's parameters become flags (one per name; ranges are checked per scene
-  // below, once the scenes are known).
-  std::vector<std::string> param_names;
+  // Every registered scene's parameters become flags, one per name, accepting the union of the
+  // declared ranges (each scene's own range is checked below, once the scenes run are known).
+  struct ParamFlag {
+    std::string description;
+    std::int64_t min, max;
+  };
+  std::map<std::string, ParamFlag> param_flags;
   for (const std::string& scene_name : scene_names())
     for (const SceneParam& p : find_scene(scene_name)->params) {
-      const std::string flag = "--" + p.name;
-      if (std::find(param_names.begin(), param_names.end(), p.name) != param_names.end()) continue;
-      if (app.get_option_no_throw(flag) != nullptr || p.name == "help") {
+      if (app.get_option_no_throw("--" + p.name) != nullptr || p.name == "help") {
         err << "spindle_loadtest: scene " << scene_name << " declares parameter '" << p.name
             << "', which is a harness flag: rename it\n";
         return 2;
       }
-      param_names.push_back(p.name);
-      app.add_option_function<std::int64_t>(
-          flag, [&o, name = p.name](std::int64_t v) { o.params[name] = v; },
-          p.description + " (scene " + scene_name + ", default " + std::to_string(p.value) + ")");
+      const std::string about =
+          p.description + " (scene " + scene_name + ", default " + std::to_string(p.value) + ")";
+      auto [it, added] = param_flags.try_emplace(p.name, ParamFlag{about, p.min, p.max});
+      if (added) continue;
+      it->second.description += "; " + about;
+      it->second.min = std::min(it->second.min, p.min);
+      it->second.max = std::max(it->second.max, p.max);
     }
+  for (const auto& [name, flag] : param_flags)
+    app.add_option_function<std::int64_t>(
+           "--" + name, [&o, name = name](std::int64_t v) { o.params[name] = v; }, flag.description)
+        ->check(integer_in(flag.min, flag.max))
+        ->type_name(integer_type(flag.min, flag.max));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     out << app.help();
     return 0;
   } catch (const CLI::ParseError& e) {
-    err << "spindle_loadtest: " << e.what() << "\n(run with --help for the flags)\n";
+    err << "spindle_loadtest: " << plain_parse_error(e.what())
+        << "\n(run with --help for the flags)\n";
     return 2;
   }
   o.objects_given = app.count("--objects") > 0;
@@ -337,10 +453,15 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
          {jobs::Mode::Single, jobs::Mode::Static, jobs::Mode::Dynamic, jobs::Mode::Tbb})
       if (jobs::mode_available(m)) o.mode_names.emplace_back(jobs::to_string(m));
   }
-  if (o.scenes.empty() || o.objects.empty() || o.mode_names.empty()) {
+  if (o.scenes.empty() || (o.objects_given && o.objects.empty()) || o.mode_names.empty()) {
     err << "spindle_loadtest: --scene, --objects and --modes need at least one value\n";
     return 2;
   }
+  // A repeated count or scene would run its series again and pool both into one row of the
+  // report; modes and scenes keep the order given, counts run ascending (the order of the
+  // report's tables), so the last is the largest, the one the trace records.
+  std::sort(o.objects.begin(), o.objects.end());
+  o.objects.erase(std::unique(o.objects.begin(), o.objects.end()), o.objects.end());
   std::vector<const SceneDef*> scenes;
   for (const std::string& name : o.scenes) {
     const SceneDef* s = find_scene(name);
@@ -349,7 +470,7 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
           << "' (known: " << join(scene_names()) << ")\n";
       return 2;
     }
-    scenes.push_back(s);
+    if (std::find(scenes.begin(), scenes.end(), s) == scenes.end()) scenes.push_back(s);
   }
   for (const auto& [name, value] : o.params) {
     bool used = false;
@@ -358,8 +479,8 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
         if (p.name != name) continue;
         used = true;
         if (value < p.min || value > p.max) {
-          err << "spindle_loadtest: --" << name << " " << value << " outside [" << p.min << ", "
-              << p.max << "] (scene " << scene->name << ")\n";
+          err << "spindle_loadtest: --" << name << ": expected an integer from " << p.min << " to "
+              << p.max << " for scene " << scene->name << ", got " << value << "\n";
           return 2;
         }
       }
@@ -369,6 +490,16 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
       return 2;
     }
   }
+  // Ranges before the scene's own check (which may assume them), and both before anything
+  // allocates.
+  for (const SceneDef* scene : scenes)
+    for (std::uint32_t objects : scene_objects(*scene, o))
+      if (objects < scene->objects.min || objects > scene->objects.max) {
+        err << "spindle_loadtest: --objects: scene " << scene->name << " runs "
+            << scene->objects.min << " to " << scene->objects.max << " objects, got " << objects
+            << "\n";
+        return 2;
+      }
   for (const SceneDef* scene : scenes) {
     if (!scene->check) continue;
     for (std::uint32_t objects : scene_objects(*scene, o))
@@ -392,6 +523,16 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
     }
     if (std::find(o.modes.begin(), o.modes.end(), m) == o.modes.end()) o.modes.push_back(m);
   }
+  std::uint64_t counts = 0;
+  for (const SceneDef* scene : scenes) counts += scene_objects(*scene, o).size();
+  if (const std::uint64_t frames = std::uint64_t{o.frames} * o.repeats * o.modes.size() * counts;
+      frames > kMaxMeasuredFrames) {
+    err << "spindle_loadtest: --frames " << o.frames << " x --repeats " << o.repeats << " x "
+        << o.modes.size() << " modes x " << counts << " object counts = " << frames
+        << " measured frames; a run keeps at most " << kMaxMeasuredFrames
+        << " (about 8 KB each when the report is written): lower one of them\n";
+    return 2;
+  }
   if (o.workers == 0) o.workers = std::max(1u, std::thread::hardware_concurrency());
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);
@@ -399,6 +540,19 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
     err << "spindle_loadtest: --out: cannot create folder '" << o.out << "'"
         << (ec ? ": " + ec.message() : "") << "\n";
     return 2;
+  }
+  // The files report::write_report writes (report.h), and the trace. Each is replaced, so one
+  // that is not a regular file would be written into (a device) or block the writer (a FIFO)
+  // after the whole run; the trace is read back too, which is bounded only because it is the
+  // file just written.
+  for (const char* name : {"run.json", "summary.csv", "report.md", "report.html", "trace.json"}) {
+    const std::filesystem::path file = std::filesystem::path(o.out) / name;
+    const std::filesystem::file_status status = std::filesystem::status(file, ec);
+    if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+      err << "spindle_loadtest: --out: " << file.string()
+          << " is not a regular file; the report replaces that file\n";
+      return 2;
+    }
   }
   // Job-system and engine warnings go to stderr; the info chatter stays out of the table.
   core::logger().set_level(core::kAllChannels, core::LogLevel::Warning);

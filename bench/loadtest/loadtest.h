@@ -7,7 +7,12 @@
 //   spindle_loadtest --scene boids --objects 10,1000,20000 --modes single,static,dynamic,tbb
 //                    --workers 2 --frames 300 --warmup 30 --repeats 3 --seed 1 --out out/boids
 //
-// Exit codes: 0 done, 1 a run or a write failed (message on stderr), 2 bad command line.
+// Every numeric flag takes a decimal integer in its range (--help shows each); each scene takes
+// the object counts it declares (listed at the end of --help). Counts run once each, ascending.
+//
+// Exit codes: 0 done, 1 a run or a write failed (message on stderr), 2 bad command line,
+// checked before anything runs: a value outside its range, a count outside its scene's, more
+// than a million measured frames in all, or an --out folder whose report files are not files.
 #pragma once
 
 #include <iosfwd>

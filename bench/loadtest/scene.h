@@ -10,10 +10,15 @@
 //     engine.add_system<...>(...);               // stages
 //     for (std::uint32_t i = 0; i < p.objects; ++i) { ... }  // entities, from p.seed
 //   }
-//   SPINDLE_LOADTEST_SCENE(swarm, "tens of thousands of agents", setup_swarm);
+//   SPINDLE_LOADTEST_SCENE(swarm, "tens of thousands of agents", 1, 1'000'000, setup_swarm);
 //
 // A scene must be deterministic for a given (objects, seed, parameters): the harness checks that
 // every mode ends with the same world hash.
+//
+// Object counts: every scene declares the counts it accepts (SceneDef::objects). The harness
+// refuses a count outside them before any scene allocates, so the maximum is what the scene can
+// run in sensible time and memory: about a second a frame in `single` mode on the 2-core
+// reference machine, far below its 24 GiB. --help lists each scene's range.
 //
 // Parameters: a scene may declare integer parameters (SceneDef::params); each becomes a flag of
 // spindle_loadtest (`--joints 80`), checked against its range, and the setup reads the value with
@@ -51,26 +56,34 @@ struct SceneParams {
   std::int64_t param(std::string_view name) const;
 };
 
+// The object counts a scene accepts, both ends included.
+struct ObjectRange {
+  std::uint32_t min = 1;
+  std::uint32_t max = 0;  // 0: not declared, which register_scene refuses
+};
+
 struct SceneDef {
   std::string name;
   std::string description;
-  std::function<void(core::Engine&, const SceneParams&)> setup;
+  ObjectRange objects;
+  std::function<void(core::Engine&, const SceneParams&)> setup{};
   // Entity capacity the scene needs for `objects` (default: objects + 1024).
-  std::function<std::uint32_t(std::uint32_t objects)> capacity;
+  std::function<std::uint32_t(std::uint32_t objects)> capacity{};
   // Published numbers the report shows beside this scene's (Reference::scene is filled in).
   std::vector<report::Reference> references{};
   // Parameters with their defaults and ranges.
   std::vector<SceneParam> params{};
-  // Object counts run when --objects is not given (empty: the harness's default list).
-  std::vector<std::uint32_t> default_objects{};
-  // Refuses runs the scene cannot do (object counts outside its range, parameter combinations
-  // too big for memory); the message is printed and the harness exits with code 2 before
-  // running anything. Empty: every count and parameter value in range is fine.
+  // Object counts run when --objects is not given: ascending, within `objects`.
+  std::vector<std::uint32_t> default_objects{10, 100, 1000, 5000, 10000, 20000, 50000};
+  // Refuses runs the scene cannot do beyond its ranges (parameter combinations too big for
+  // memory); the message is printed and the harness exits with code 2 before running anything.
+  // Called only with counts and parameter values in range. Empty: all of those are fine.
   std::function<core::Status(const SceneParams&)> check{};
 };
 
 // Adds a scene; returns true so it can initialise a static. A second scene of the same name
-// replaces the first.
+// replaces the first. Asserts that the scene declares its object range and that its default
+// counts lie in it.
 bool register_scene(SceneDef def);
 const SceneDef* find_scene(std::string_view name);
 std::vector<std::string> scene_names();
@@ -85,6 +98,9 @@ void register_crowd_scene();
 
 }  // namespace spindle::loadtest
 
-#define SPINDLE_LOADTEST_SCENE(id, description, setup_fn) \
-  static const bool spindle_loadtest_scene_##id =         \
-      ::spindle::loadtest::register_scene({#id, description, setup_fn, nullptr})
+// The scene runs the default counts (up to 50,000) when --objects is not given, so max_objects is
+// at least that; a scene with a smaller range sets SceneDef::default_objects and calls
+// register_scene() instead.
+#define SPINDLE_LOADTEST_SCENE(id, description, min_objects, max_objects, setup_fn)    \
+  static const bool spindle_loadtest_scene_##id = ::spindle::loadtest::register_scene( \
+      {#id, description, {min_objects, max_objects}, setup_fn, nullptr})

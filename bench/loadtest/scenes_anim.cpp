@@ -107,14 +107,15 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
 }  // namespace
 
 void register_crowd_scene() {
-  SceneDef def{"crowd",
-               "skinned characters (10-5,000): two clips blended per character, pose jobs over "
-               "characters, skinning over vertex batches",
-               setup_crowd, nullptr};
+  // 5,000 characters of the default size take about 0.3 s a frame in `single` mode.
+  SceneDef def{.name = "crowd",
+               .description =
+                   "skinned characters (10-5,000): two clips blended per character, "
+                   "pose jobs over characters, skinning over vertex batches",
+               .objects = {10, 5000},
+               .setup = setup_crowd};
   def.default_objects = {10, 100, 1000, 5000};
   def.check = [](const SceneParams& p) -> core::Status {
-    if (p.objects < 10 || p.objects > 5000)
-      return core::Status::error("crowd runs 10 to 5,000 characters");
     // Skinned output: 6 floats per vertex per character (plus the shared meshes).
     const double bytes = 24.0 * p.objects * static_cast<double>(p.param("vertices"));
     if (bytes > 4e9)

@@ -1,9 +1,13 @@
 #include <spindle/core/config.h>
 
+#include <sys/stat.h>
+
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -164,6 +168,86 @@ TEST(Settings, LoadFileReportsPathAndLine) {
   auto good = write_file("good.ini", kValid);
   ASSERT_TRUE(s.load_file(good.string()).ok());
   EXPECT_EQ(s.get_int("video.width"), 1920);
+}
+
+// Everything a Settings holds: key, value, origin.
+using Snapshot = std::vector<std::tuple<std::string, std::string, std::string>>;
+Snapshot snapshot(const Settings& s) {
+  Snapshot out;
+  for (const std::string& key : s.keys())
+    out.emplace_back(key, s.get_string(key, ""), s.origin(key));
+  return out;
+}
+
+constexpr std::size_t kFileLimit = Settings::kMaxFileBytes;
+constexpr std::size_t kLineLimit = Settings::kMaxLineChars;
+static_assert(kFileLimit == 1 << 20, "the limit documented in config.h");
+
+// kValid, padded with comment lines to exactly `size` bytes.
+std::string valid_file_of_size(std::size_t size) {
+  std::string text = kValid;
+  while (size - text.size() > 100) text += std::string(99, ';') + "\n";
+  if (size > text.size()) text += std::string(size - text.size() - 1, ';') + "\n";
+  return text;
+}
+
+// What is not a settings file is refused by what it is, before a byte is read: /dev/zero and
+// /dev/urandom used to be read until memory ran out, and a FIFO blocked the caller forever.
+TEST(Settings, LoadFileRefusesWhatIsNotARegularFile) {
+  Settings s;
+  define_all(s);
+  ASSERT_TRUE(s.load_string(kValid, "good.ini").ok());
+  ASSERT_TRUE(s.apply_override("video.height=900").ok());
+  const Snapshot before = snapshot(s);
+  const std::filesystem::path dir = test::temp_path("settings.d");
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path fifo = test::temp_path("settings.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/dev/zero", "not a regular file (a character device)"},
+      {"/dev/urandom", "not a regular file (a character device)"},
+      {dir.string(), "not a regular file (a directory)"},
+      {fifo.string(), "not a regular file (a FIFO)"},
+  };
+  for (const auto& [path, problem] : cases) {
+    const Status st = s.load_file(path);
+    EXPECT_EQ(st.message(), path + ": " + problem);
+    EXPECT_EQ(snapshot(s), before) << path;
+  }
+  EXPECT_EQ(s.get_int("video.height"), 900);
+  EXPECT_EQ(s.origin("video.width"), "good.ini:3");
+}
+
+// Settings files hold a few dozen keys; one over the limit is a wrong path, not settings.
+TEST(Settings, LoadFileRefusesFilesOverTheSizeLimit) {
+  Settings s;
+  define_all(s);
+  const auto at_limit = write_file("at_limit.ini", valid_file_of_size(kFileLimit));
+  ASSERT_EQ(std::filesystem::file_size(at_limit), kFileLimit);
+  ASSERT_TRUE(s.load_file(at_limit.string()).ok());
+  EXPECT_EQ(s.get_int("video.width"), 1920);
+  const Snapshot before = snapshot(s);
+
+  const auto over = write_file("over.ini", valid_file_of_size(kFileLimit) + "\n");
+  const Status st = s.load_file(over.string());
+  EXPECT_EQ(st.message(), over.string() + ": " + std::to_string(kFileLimit + 1) +
+                              " bytes, over the limit of " + std::to_string(kFileLimit) +
+                              " for a settings file");
+  EXPECT_EQ(snapshot(s), before);
+}
+
+// The line limit is in characters, not counting the line end, whichever line end it is.
+TEST(Settings, LinesUpToTheLimitLoadWithEveryLineEnd) {
+  const std::string longest = "k = " + std::string(kLineLimit - 4, 'v');
+  for (const std::string end : {"\n", "\r\n", ""}) {
+    Settings s;
+    ASSERT_TRUE(s.load_string("[s]\n" + longest + end, "x.ini").ok()) << end.size();
+    EXPECT_EQ(s.get_string("s.k", "").size(), kLineLimit - 4);
+    const Status st = s.load_string("[s]\n" + longest + "v" + end + "n = 1\n", "x.ini");
+    EXPECT_EQ(st.message(),
+              "x.ini:2: line is longer than " + std::to_string(kLineLimit) + " characters")
+        << end.size();
+  }
 }
 
 TEST(Settings, CommandLineOverridesApplyAfterTheFileAndSurviveReloads) {
@@ -354,6 +438,76 @@ TEST(SettingsFuzz, EveryTruncationOfAValidFile) {
     }
   }
   EXPECT_GT(failures, 0);  // e.g. cut inside "[video]" or inside "width"
+}
+
+// load_file on random and mutated files, files a byte either side of the size limit, lines
+// either side of the line limit, and paths that are not files at all: every failure names the
+// path first and leaves the settings exactly as they were.
+TEST(SettingsFuzz, FilesOfEveryKindFailByNameAndChangeNothing) {
+  Settings s;
+  define_all(s);
+  ASSERT_TRUE(s.load_string(kValid, "base.ini").ok());
+  ASSERT_TRUE(s.apply_override("audio.volume=0.25").ok());
+  const std::filesystem::path file = test::temp_path("fuzz.ini");
+  const std::filesystem::path dir = test::temp_path("fuzz.d");
+  std::filesystem::create_directories(dir);
+
+  std::mt19937 rng(20240612u);
+  std::vector<std::string> paths;
+  std::vector<std::string> inputs;
+  for (int i = 0; i < 300; ++i) {
+    std::string input;
+    switch (i % 6) {
+      case 0:  // random bytes
+        input.resize(std::uniform_int_distribution<std::size_t>(0, 4000)(rng));
+        for (char& c : input) c = static_cast<char>(rng());
+        break;
+      case 1:
+      case 2:
+        input = mutate(kValid, rng);
+        break;
+      case 3:  // around the line limit
+        input =
+            "[s]\nk = " +
+            std::string(std::uniform_int_distribution<std::size_t>(kLineLimit - 8, kLineLimit)(rng),
+                        'v') +
+            (i % 12 == 3 ? "\r\n" : "\n");
+        break;
+      case 4:  // around the size limit
+        input = valid_file_of_size(kFileLimit - 2 + static_cast<std::size_t>(i / 6 % 4));
+        break;
+      case 5:  // a valid file with a mutated tail
+        input = std::string(kValid) + mutate(kValid, rng);
+        break;
+    }
+    inputs.push_back(std::move(input));
+  }
+  for (const char* special : {"/dev/zero", "/dev/urandom", "/dev/null", "/proc/self/status"})
+    paths.emplace_back(special);
+  paths.push_back(dir.string());
+
+  int failures = 0, too_big = 0;
+  const auto check = [&](const std::string& path, std::size_t index) {
+    const Snapshot before = snapshot(s);
+    const Status st = s.load_file(path);
+    if (st.ok()) {
+      EXPECT_TRUE(s.load_string(kValid, "base.ini").ok());
+      EXPECT_DOUBLE_EQ(s.get_float("audio.volume"), 0.25) << "the override outlives loads";
+      return;
+    }
+    ++failures;
+    too_big += st.message().find("over the limit") != std::string::npos;
+    EXPECT_TRUE(st.message().starts_with(path + ": ") || located(st.message(), path))
+        << st.message();
+    EXPECT_EQ(snapshot(s), before) << "input #" << index;
+  };
+  for (std::size_t i = 0; i < inputs.size() && !HasFailure(); ++i) {
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << inputs[i];
+    check(file.string(), i);
+  }
+  for (std::size_t i = 0; i < paths.size() && !HasFailure(); ++i) check(paths[i], i);
+  EXPECT_GT(failures, 100);
+  EXPECT_EQ(too_big, 12) << "the files over the size limit, and only those";
 }
 
 }  // namespace

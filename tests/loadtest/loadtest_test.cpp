@@ -1,5 +1,6 @@
 // spindle_loadtest, run in-process: bad command lines exit 2 with a message naming the problem;
 // a tiny run writes a report folder whose files parse and hold what they promise.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -13,9 +14,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <spindle/core/assert.h>
 #include <spindle/jobs/job_system.h>
 
 #include "loadtest.h"
+#include "scene.h"
 
 #include "modes.h"
 
@@ -76,11 +79,14 @@ TEST(LoadTestCli, BadArgumentsExitTwoWithAMessage) {
       {{"--frames", "0", "--out", out}, "--frames"},
       {{"--workers", "-3", "--out", out}, "--workers"},
       {{"--bogus"}, "bogus"},
-      {{"--repeats"}, "--repeats"},
-      {{"--scene", "crowd", "--joints", "3", "--out", out}, "--joints 3 outside [16, 1024]"},
+      {{"--repeats"}, "--repeats: expected a value, got none"},
+      {{"--frames", "3", "--frames", "4", "--out", out}, "--frames: given more than once"},
+      {{"--scene", "crowd", "--joints", "3", "--out", out},
+       "--joints: expected an integer from 16 to 1024, got '3'"},
       {{"--scene", "crowd", "--vertices", "many", "--out", out}, "--vertices"},
       {{"--scene", "boids", "--joints", "60", "--out", out}, "not a parameter of the scenes run"},
-      {{"--scene", "crowd", "--objects", "10,20000", "--out", out}, "crowd runs 10 to 5,000"},
+      {{"--scene", "crowd", "--objects", "10,20000", "--out", out},
+       "--objects: scene crowd runs 10 to 5000 objects, got 20000"},
       {{"--scene", "crowd", "--objects", "5000", "--vertices", "100000", "--out", out},
        "12 GB of skinned vertices"},
   };
@@ -90,6 +96,170 @@ TEST(LoadTestCli, BadArgumentsExitTwoWithAMessage) {
     EXPECT_NE(r.err.find(c.expect), std::string::npos)
         << "message should name '" << c.expect << "': " << r.err;
   }
+}
+
+// Every numeric flag, given a negative, overflowing, malformed or missing value, or another flag
+// where its value should be, is refused with the flag's name and what it expects (CLI11 alone
+// wrapped -1 to 2^64-1, accepted 2^64 as 0 and said "Value abc not in range").
+TEST(LoadTestCli, NumericFlagsSayWhatTheyExpect) {
+  const std::string out = temp_dir("numbers").string();
+  struct Flag {
+    std::string name;
+    std::string expected;  // "an integer from MIN to MAX"
+  };
+  const std::vector<Flag> flags = {
+      {"--objects", "an integer from 1 to "},  // the top is the largest scene maximum
+      {"--workers", "an integer from 0 to 64"},
+      {"--frames", "an integer from 1 to 1000000"},
+      {"--warmup", "an integer from 0 to 1000000"},
+      {"--repeats", "an integer from 1 to 1000"},
+      {"--seed", "an integer from 0 to 18446744073709551615"},
+      {"--trace-frames", "an integer from 0 to 1000"},
+      {"--joints", "an integer from 16 to 1024"},
+      {"--vertices", "an integer from 1 to 100000"},
+      {"--kinds", "an integer from 1 to 64"},
+      {"--quantized", "an integer from 0 to 1"},
+  };
+  const std::vector<std::string> bad = {
+      "-1", "abc", "12x", "1.5", "0x10", "1e3", "18446744073709551616", "99999999999999999999999",
+      ""};
+  for (const Flag& f : flags) {
+    for (const std::string& value : bad) {
+      const Result r = run({"--scene", "crowd", f.name, value, "--out", out});
+      EXPECT_EQ(r.code, 2) << f.name << " " << value << ": " << r.err;
+      const std::string want = f.name + ": expected " + f.expected;
+      EXPECT_NE(r.err.find(want), std::string::npos) << "want '" << want << "': " << r.err;
+      EXPECT_NE(r.err.find("got '" + value + "'"), std::string::npos) << r.err;
+    }
+    const Result r = run({"--scene", "crowd", f.name, "--out", out});
+    EXPECT_EQ(r.code, 2) << f.name;
+    EXPECT_NE(r.err.find(f.name + ": expected a value, got the flag '--out'"), std::string::npos)
+        << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(out)) << "refused before anything was written";
+}
+
+// The values a numeric flag takes are taken whole: the top of the seed's range is not wrapped.
+TEST(LoadTestCli, LargestSeedIsKept) {
+  const auto dir = temp_dir("seed");
+  const Result r = run({"--scene", "boids", "--objects", "10", "--modes", "single", "--frames", "1",
+                        "--warmup", "0", "--repeats", "1", "--trace-frames", "0", "--seed",
+                        "18446744073709551615", "--out", dir.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
+  EXPECT_EQ(run_json["settings"]["seed"].get<std::uint64_t>(), 18446744073709551615ull);
+}
+
+// A text flag's value is not another flag either (--out --frames would write into "./--frames").
+TEST(LoadTestCli, TextFlagsRefuseAFlagAsTheirValue) {
+  for (const char* flag : {"--scene", "--modes", "--out"}) {
+    const Result r = run({flag, "--frames", "3"});
+    EXPECT_EQ(r.code, 2) << flag;
+    EXPECT_NE(r.err.find(std::string(flag) + ": expected a value, got the flag '--frames'"),
+              std::string::npos)
+        << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists("--frames"));
+}
+
+// The object counts each scene accepts: a single frame at the top takes about a second in
+// `single` mode on the 2-core reference machine (Bullet's step grows faster than N: 47 ms at
+// 10,000 bodies, 410 ms at 40,000), and memory stays far below it (boids: 450 MB at 1,000,000).
+struct SceneRange {
+  std::string scene;
+  std::uint32_t min, max;
+};
+const std::vector<SceneRange> kSceneRanges = {
+    {"boids", 1, 1'000'000}, {"swarm", 1, 1'000'000}, {"imbalanced", 1, 500'000},
+    {"spawn", 1, 50'000},    {"boxes", 1, 50'000},    {"boxes_r2", 1, 50'000},
+    {"boxes_r4", 1, 50'000}, {"crowd", 10, 5'000},
+};
+
+// One past either end is refused with the scene's range, before the output folder is made (so
+// before any scene allocates): `--scene spawn --objects 2000000` used to build two million
+// Bullet bodies (6 GB) and step them for minutes.
+TEST(LoadTestCli, SceneObjectRangesAreEnforcedBeforeAnythingRuns) {
+  const std::string out = temp_dir("ranges").string();
+  for (const SceneRange& range : kSceneRanges) {
+    std::vector<std::uint32_t> outside = {range.max + 1};
+    if (range.min > 1) outside.push_back(range.min - 1);
+    for (std::uint32_t objects : outside) {
+      // One cheap frame, should the count get through.
+      const Result r = run({"--scene", range.scene, "--objects", "10," + std::to_string(objects),
+                            "--modes", "single", "--frames", "1", "--warmup", "0", "--repeats", "1",
+                            "--trace-frames", "0", "--out", out});
+      EXPECT_EQ(r.code, 2) << range.scene << " " << objects;
+      const std::string want = "--objects: scene " + range.scene + " runs " +
+                               std::to_string(range.min) + " to " + std::to_string(range.max) +
+                               " objects, got " + std::to_string(objects);
+      EXPECT_NE(r.err.find(want), std::string::npos) << "want '" << want << "': " << r.err;
+      EXPECT_FALSE(std::filesystem::exists(out)) << range.scene;
+    }
+  }
+}
+
+// Every registered scene, including any added later, declares a range the harness enforces.
+TEST(LoadTestCli, EveryRegisteredSceneDeclaresItsObjectRange) {
+  register_builtin_scenes();
+  const std::string out = temp_dir("declared").string();
+  ASSERT_GE(scene_names().size(), kSceneRanges.size());
+  for (const std::string& name : scene_names()) {
+    const SceneDef& scene = *find_scene(name);
+    EXPECT_GE(scene.objects.min, 1u) << name;
+    EXPECT_LE(scene.objects.min, scene.objects.max) << name;
+    const Result r =
+        run({"--scene", name, "--objects", std::to_string(scene.objects.max + 1), "--out", out});
+    EXPECT_EQ(r.code, 2) << name;
+    EXPECT_NE(r.err.find("--objects: scene " + name + " runs "), std::string::npos) << r.err;
+  }
+}
+
+struct AssertFired {};
+
+// A scene that does not say what it accepts, or whose default counts fall outside it, is a
+// programming error caught when it registers, not a run that fails halfway.
+TEST(LoadTestCli, SceneWithoutAnObjectRangeIsRefusedAtRegistration) {
+#if !SPINDLE_ASSERTS
+  GTEST_SKIP() << "asserts compiled out";
+#endif
+  const core::AssertHandler previous = core::set_assert_handler(
+      [](const char*, int, const char*, const char*) { throw AssertFired{}; });
+  const auto setup = [](core::Engine&, const SceneParams&) {};
+  EXPECT_THROW(
+      register_scene({.name = "no_range", .description = "", .objects = {}, .setup = setup}),
+      AssertFired);
+  // The default counts run to 50,000.
+  EXPECT_THROW(
+      register_scene({.name = "small", .description = "", .objects = {1, 1000}, .setup = setup}),
+      AssertFired);
+  core::set_assert_handler(previous);
+  EXPECT_EQ(find_scene("no_range"), nullptr);
+  EXPECT_EQ(find_scene("small"), nullptr);
+}
+
+TEST(LoadTestCli, HelpListsEveryScenesObjectRange) {
+  const Result r = run({"--help"});
+  ASSERT_EQ(r.code, 0);
+  for (const SceneRange& range : kSceneRanges) {
+    const std::size_t line = r.out.find("\n  " + range.scene + " ");
+    ASSERT_NE(line, std::string::npos) << range.scene << " not listed:\n" << r.out;
+    const std::string text = r.out.substr(line + 1, r.out.find('\n', line + 1) - line - 1);
+    const std::string want = std::to_string(range.min) + " to " + std::to_string(range.max);
+    EXPECT_NE(text.find(want), std::string::npos) << text;
+  }
+}
+
+// Every measured frame is kept until the report is written (about 8 KB each at that point), so
+// the frames of a whole run are bounded like the object counts: --frames 1000000 with the
+// default repeats, modes and counts asked for 84 million of them, far past 24 GiB.
+TEST(LoadTestCli, RunsThatWouldKeepTooManyFramesAreRefused) {
+  const std::string out = temp_dir("frames").string();
+  const Result r = run({"--scene", "boids", "--objects", "10", "--modes", "single", "--frames",
+                        "1000000", "--repeats", "2", "--warmup", "0", "--out", out});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("2000000 measured frames"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("at most 1000000"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 TEST(LoadTestCli, OutputThatIsAFileIsRefused) {
@@ -102,6 +272,29 @@ TEST(LoadTestCli, OutputThatIsAFileIsRefused) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find(file.string()), std::string::npos) << r.err;
   EXPECT_EQ(slurp(file), "x");  // nothing overwritten
+}
+
+// The report replaces its files in --out; one there that is not a regular file is refused
+// before the run: a FIFO named trace.json blocked the harness forever once the run was done.
+TEST(LoadTestCli, ReportFilesThatAreNotRegularFilesAreRefused) {
+  for (const char* name : {"trace.json", "run.json"}) {
+    const auto dir = temp_dir(std::string("special_") + name);
+    std::filesystem::create_directories(dir);
+    const auto special = dir / name;
+    if (std::string(name) == "trace.json") {
+      ASSERT_EQ(::mkfifo(special.c_str(), 0600), 0);
+    } else {
+      std::filesystem::create_directories(special);
+    }
+    const Result r =
+        run({"--scene", "boids", "--objects", "10", "--modes", "single", "--frames", "1",
+             "--warmup", "0", "--repeats", "1", "--trace-frames", "1", "--out", dir.string()});
+    EXPECT_EQ(r.code, 2) << name;
+    EXPECT_NE(r.err.find("--out: " + special.string() + " is not a regular file"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "report.md")) << "refused before the run";
+  }
 }
 
 TEST(LoadTestCli, HelpListsTheFlags) {
@@ -197,6 +390,22 @@ TEST(LoadTestRun, TinyRunWritesACompleteReport) {
   if (std::find(modes.begin(), modes.end(), "dynamic") != modes.end()) {
     EXPECT_TRUE(allocator);
   }
+}
+
+// A count or scene given twice runs once (it used to run twice and pool both into one row),
+// and counts run in ascending order, the order of the report's tables and charts.
+TEST(LoadTestRun, RepeatedCountsAndScenesRunOnceInAscendingOrder) {
+  const auto dir = temp_dir("dedupe");
+  const Result r = run({"--scene", "boids,boids", "--objects", "300,10,300", "--modes", "single",
+                        "--frames", "2", "--warmup", "0", "--repeats", "1", "--trace-frames", "0",
+                        "--no-pin", "--out", dir.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("[  2/2]"), std::string::npos) << r.out;
+  const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
+  ASSERT_EQ(run_json["series"].size(), 2u);
+  EXPECT_EQ(run_json["series"][0]["objects"], 10);
+  EXPECT_EQ(run_json["series"][1]["objects"], 300);
+  for (const auto& s : run_json["series"]) EXPECT_EQ(s["frames"].size(), 2u);
 }
 
 // The Bullet and swarm scenes run in every mode with the same world hash, and the spawn report

@@ -15,8 +15,14 @@
 // every setting as it was: files are parsed into a temporary that replaces the current values
 // only on success. Overrides stay in force across later load_file() calls. Errors read
 // "where: key: what is wrong", where is "path:line" or "command line". Not thread-safe.
+//
+// Limits: a line holds at most kMaxLineChars (198) characters, not counting its line end; a
+// longer one is an error naming its line, never cut short.
+// load_file() reads regular files of at most kMaxFileBytes (1 MiB) and refuses anything else (a
+// directory, /dev/zero, a FIFO) by what it is, before reading a byte.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -32,6 +38,13 @@ class Settings {
  public:
   enum class Type : std::uint8_t { String, Int, Float, Bool };
 
+  // A settings file holds a few dozen keys (video, audio, input, the start scene), a few KB at
+  // most: a file over 1 MiB is a wrong path, not settings, and is refused before it is read.
+  static constexpr std::size_t kMaxFileBytes = std::size_t{1} << 20;
+  // Per line, its line end not counted: inih's line buffer is 200 bytes, room for the line, a
+  // '\n' and the NUL.
+  static constexpr std::size_t kMaxLineChars = 198;
+
   // Declares a key's type, default and range; values for it are checked as they load.
   void define_string(std::string_view key, std::string_view fallback);
   void define_int(std::string_view key, std::int64_t fallback,
@@ -42,7 +55,9 @@ class Settings {
                     double max = std::numeric_limits<double>::max());
   void define_bool(std::string_view key, bool fallback);
 
-  // Replaces the values from the previous file (overrides are applied again on top).
+  // Replaces the values from the previous file (overrides are applied again on top). Refuses
+  // what is not a regular file of at most kMaxFileBytes: "path: not a regular file (a
+  // directory)", "path: 2000000 bytes, over the limit of 1048576 for a settings file".
   Status load_file(const std::string& path);
   // Same, from text; `origin` names it in messages.
   Status load_string(std::string_view text, std::string_view origin = "<string>");
