@@ -561,7 +561,7 @@ int main(int argc, char** argv) {
     // so its workers get the whole mask (it sizes itself from the caller's affinity).
     spindle::jobs::Config probe;
     probe.mode = Mode::Single;
-    g_workers = JobSystem(probe).worker_count();
+    g_workers = JobSystem(probe).participant_count();
   }
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, g_workers);
   tbb::task_arena arena(static_cast<int>(g_workers));
