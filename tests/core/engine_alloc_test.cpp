@@ -8,6 +8,7 @@
 #include "alloc_counter.h"
 
 #include "test_components.h"
+#include "test_support.h"
 
 namespace spindle::core {
 namespace {
@@ -25,10 +26,7 @@ TEST(EngineAlloc, SteadyStateFramesAllocateNothing) {
   SPINDLE_REQUIRE_ALLOCATION_COUNTING();
   for (jobs::Mode mode : {jobs::Mode::Single, jobs::Mode::Static, jobs::Mode::Dynamic}) {
     if (!jobs::mode_available(mode)) continue;
-    EngineConfig c;
-    c.mode = mode;
-    c.workers = 2;
-    c.pin_workers = false;
+    EngineConfig c = test::engine_config(mode, 2);
     Engine engine(c);
     World& world = engine.world();
     world.register_component<Pos>("pos");
@@ -71,10 +69,7 @@ TEST(EngineAlloc, MultiStepFramesWithEventsAllocateNothing) {
   SPINDLE_REQUIRE_ALLOCATION_COUNTING();
   for (jobs::Mode mode : {jobs::Mode::Single, jobs::Mode::Static, jobs::Mode::Dynamic}) {
     if (!jobs::mode_available(mode)) continue;
-    EngineConfig c;
-    c.mode = mode;
-    c.workers = 2;
-    c.pin_workers = false;
+    EngineConfig c = test::engine_config(mode, 2);
     c.fixed_step_ns = 10'000'000;
     Engine engine(c);
     World& world = engine.world();

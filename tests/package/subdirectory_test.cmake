@@ -10,12 +10,7 @@
 #   cmake -DSOURCE_DIR=<repo> -DWORK_DIR=<scratch> -DGENERATOR=Ninja -DCXX=<compiler>
 #         -P subdirectory_test.cmake
 cmake_minimum_required(VERSION 3.22)
-function(run_checked what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${ARGN}\n${out}")
-  endif()
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/run_checked.cmake")
 
 set(build "${WORK_DIR}/build")
 file(REMOVE_RECURSE "${WORK_DIR}")
