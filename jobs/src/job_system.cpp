@@ -101,7 +101,15 @@ std::uint32_t participants_for(const Config& config) {
 
 }  // namespace
 
-JobSystem::JobSystem(const Config& config) : config_(sanitize(config)), mode_(config_.mode) {
+JobSystem::JobSystem(const Config& config, std::size_t caller_capture_bytes)
+    : config_(sanitize(config)), mode_(config_.mode) {
+  if (caller_capture_bytes != kCaptureBytes) {
+    std::fprintf(stderr,
+                 "[jobs] fatal: this file was compiled with SPINDLE_JOB_CAPTURE_BYTES=%zu but the "
+                 "library with %zu: link spindle::jobs (its target carries the definition)\n",
+                 caller_capture_bytes, kCaptureBytes);
+    std::abort();
+  }
   worker_count_ = participants_for(config_);
   const std::uint32_t capture = (static_cast<std::uint32_t>(kCaptureBytes) + 63u) & ~63u;
   job_stride_ = static_cast<std::uint32_t>(sizeof(detail::Job)) + capture;

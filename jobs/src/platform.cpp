@@ -42,22 +42,28 @@ ProcessCpus read_thread_cpus() {
     const unsigned hw = std::thread::hardware_concurrency();
     out.count = hw > 0 ? hw : 1;
     for (std::uint32_t i = 0; i < out.count && i < kMaxWorkers; ++i) out.ids[i] = i;
+  } else {
+    std::memcpy(out.mask.mask, &set, sizeof(set));
+    out.mask.valid = true;
   }
   return out;
 }
 
-// Read during static initialisation, on the thread that loads the program, before main().
-const ProcessCpus g_start_cpus = read_thread_cpus();
-
 }  // namespace
 
 const ProcessCpus& process_cpus() {
-  // A JobSystem built by another static initialiser that ran first sees zero: read it now.
-  if (g_start_cpus.count == 0) {
-    static const ProcessCpus late = read_thread_cpus();
-    return late;
-  }
-  return g_start_cpus;
+  // Read by the first call, which the initialiser below makes before main() (or a JobSystem
+  // built by another static initialiser makes earlier); the same answer ever after.
+  static const ProcessCpus cpus = read_thread_cpus();
+  return cpus;
+}
+
+namespace {
+[[maybe_unused]] const ProcessCpus& g_read_at_start = process_cpus();
+}  // namespace
+
+void unpin_current_thread() {
+  restore_affinity(process_cpus().mask);
 }
 
 std::uint32_t thread_cpus_among(const ProcessCpus& cpus, bool* allowed) {
@@ -159,6 +165,7 @@ std::uint32_t thread_cpus_among(const ProcessCpus& cpus, bool* allowed) {
 bool pin_current_thread(std::uint32_t) {
   return false;
 }
+void unpin_current_thread() {}
 SavedAffinity save_affinity() {
   return {};
 }

@@ -82,25 +82,31 @@ class TickClock {
   std::uint64_t ns0_;
 };
 
-// The CPUs the process may use: the affinity mask it started with (read while the library is
-// loaded, before main() or anything in it pins a thread; a taskset or cgroup limit shows here).
-// Not the calling thread's mask now: that may already be pinned to one CPU, by the game or by
-// another JobSystem's pin_main_thread, and workers taking CPUs from it would share that one.
+// A thread's affinity mask, saved to be set again.
+struct SavedAffinity {
+  bool valid = false;
+  unsigned char mask[128] = {};
+};
+
+// The CPUs the process may use: the affinity mask it started with (read once, during static
+// initialisation, before main() or anything in it pins a thread; a taskset or cgroup limit shows
+// here). Not the calling thread's mask now: that may already be pinned to one CPU, by the game
+// or by another JobSystem's pin_main_thread, and workers taking CPUs from it would share that one.
 struct ProcessCpus {
   std::uint32_t count = 0;              // CPUs in the mask, at least 1
   std::uint32_t ids[kMaxWorkers] = {};  // the first min(count, kMaxWorkers) of them, ascending
+  SavedAffinity mask;                   // the whole mask
 };
 const ProcessCpus& process_cpus();
+// Gives the calling thread the process's mask (a worker that is not pinned must not keep the
+// single CPU of the thread that created it).
+void unpin_current_thread();
 // Marks in `allowed[k]` whether the calling thread may run on cpus.ids[k]; returns how many it
 // may (all of them where affinity cannot be read).
 std::uint32_t thread_cpus_among(const ProcessCpus& cpus, bool* allowed);
 // Pins the calling thread to CPU `cpu` (an id from process_cpus()). False on failure.
 bool pin_current_thread(std::uint32_t cpu);
 // Saves / restores the calling thread's affinity mask (for the main thread that we pin).
-struct SavedAffinity {
-  bool valid = false;
-  unsigned char mask[128] = {};
-};
 SavedAffinity save_affinity();
 void restore_affinity(const SavedAffinity& saved);
 

@@ -16,6 +16,10 @@ struct ThreadState {
   std::uint32_t index = kExternalThread;
 };
 thread_local ThreadState t_state;
+// Jobs this thread is inside (nested through run_inline and waits): a full pool makes the
+// submitter run its own queued jobs only at depth 0, where no job of its own is on the stack for
+// them to wait on.
+thread_local std::uint32_t t_job_depth = 0;
 
 std::uint32_t round_up_pow2(std::uint32_t v) {
   std::uint32_t p = 1;
@@ -231,7 +235,7 @@ void Scheduler::note_overflow(const char* what, const JobDesc& desc) {
   }
 }
 
-Job* Scheduler::acquire() {
+Job* Scheduler::acquire(bool may_help) {
   const std::uint32_t self = current_worker();
 #if SPINDLE_WITH_TBB
   if (mode() == Mode::Tbb && self != 0) {
@@ -244,8 +248,9 @@ Job* Scheduler::acquire() {
 #if SPINDLE_THREADS
     // Full: our own queued jobs hold the slots. Run them (they are ours to run anyway: Static
     // mode deals us our share, Dynamic pushes to our deque) and reuse their slots, so that a
-    // large spawn stays parallel instead of running the rest inline on this thread.
-    if (mode() == Mode::Static || mode() == Mode::Dynamic) {
+    // large spawn stays parallel instead of running the rest inline on this thread. Only from
+    // user code: inside a job, a queued job run here could wait on the job below it.
+    if (may_help && t_job_depth == 0 && (mode() == Mode::Static || mode() == Mode::Dynamic)) {
       while (Job* queued = pop_own(self)) {
         execute(queued, self, 0);
         if (Job* job = pool.take_if_free(queued)) return job;
@@ -277,7 +282,8 @@ void Scheduler::submit(Job* job, std::span<Counter* const> dependencies) {
   job->joins.store(count, std::memory_order_relaxed);
   for (Counter* c : dependencies) {
     if (c == nullptr) continue;
-    Job* link = acquire();
+    // No helping here: a job run now could wait on `job`'s counter, which already counts `job`.
+    Job* link = acquire(false);
     if (link == nullptr) {
       link = allocate_heap_job(sizeof(Job*));
       note_overflow("no free job slot for a join's link; kept on the heap", job->desc);
@@ -339,6 +345,7 @@ std::uint64_t Scheduler::execute(Job* job, std::uint32_t worker, std::uint64_t s
   // A participant running jobs back to back passes the previous job's end as this one's start:
   // one timestamp per job instead of two (a TSC read costs about 10 ns in a VM).
   if (config_.time_jobs && start == 0) start = ticks();
+  ++t_job_depth;
 #if defined(__cpp_exceptions)
   try {
     job->invoke(*job);
@@ -348,6 +355,7 @@ std::uint64_t Scheduler::execute(Job* job, std::uint32_t worker, std::uint64_t s
 #else
   job->invoke(*job);
 #endif
+  --t_job_depth;
   const std::uint64_t end = config_.time_jobs ? ticks() : 0;
   book(slot, exclusive && slot < worker_count_, desc, end - start);
   if (hooks_.on_end != nullptr) hooks_.on_end(hooks_.user, desc, worker);
@@ -776,7 +784,11 @@ void Scheduler::note_pin_failure(std::uint32_t index) {
 
 void Scheduler::worker_main(std::uint32_t index) {
   t_state = {this, index};
-  if (config_.pin_workers && !pin_current_thread(cpus_[index])) note_pin_failure(index);
+  if (!config_.pin_workers || !pin_current_thread(cpus_[index])) {
+    // Threads start with their creator's mask, which may be the one CPU participant 0 is on.
+    unpin_current_thread();
+    if (config_.pin_workers) note_pin_failure(index);
+  }
   const bool sentinel = index == 1 && config_.predictive_wake;
   if (sentinel) set_precise_timers();
   std::uint64_t chain = 0;  // end tick of the previous job when running back to back

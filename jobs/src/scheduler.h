@@ -56,8 +56,9 @@ class JobPool {
   }
   // The slot `job` if it belongs to this pool and is free (its job just finished here).
   Job* take_if_free(Job* job) {
-    const auto* bytes = reinterpret_cast<const std::byte*>(job);
-    if (bytes < base_ || bytes >= base_ + std::size_t{mask_ + 1} * stride_) return nullptr;
+    const auto at = reinterpret_cast<std::uintptr_t>(job);
+    const auto base = reinterpret_cast<std::uintptr_t>(base_);
+    if (at < base || at >= base + std::size_t{mask_ + 1} * stride_) return nullptr;
     if (job->state.load(std::memory_order_acquire) != 0) return nullptr;
     return claim(job);
   }
@@ -130,7 +131,9 @@ class Scheduler {
   ~Scheduler();
 
   // Mode-independent entry points used by JobSystem.
-  Job* acquire();
+  // A free job slot for the calling thread, or null. `may_help`: a participant in user code
+  // (not inside a job) whose pool is full may run its own queued jobs to free slots.
+  Job* acquire(bool may_help = true);
   void submit(Job* job, std::span<Counter* const> dependencies);
   // Runs a job on participant `worker` (hooks, timing, exceptions, counter). `start` is the tick
   // it started at, or 0 to read the clock now; returns the tick it ended at.

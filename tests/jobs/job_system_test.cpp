@@ -624,6 +624,37 @@ TEST(JobSystem, WorkersSpreadOverTheProcessCpusWhenTheMainThreadIsPinned) {
   EXPECT_NE(cpu_of[1], last) << "the worker took the main thread's CPU";
 }
 
+// Threads start with their creator's mask: a worker that is not pinned must not stay on the one
+// CPU the main thread was pinned to before the workers started.
+TEST(JobSystem, UnpinnedWorkersRunOnTheWholeProcessMask) {
+  cpu_set_t process;
+  CPU_ZERO(&process);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(process), &process), 0);
+  const int cpus = CPU_COUNT(&process);
+  if (cpus < 2) GTEST_SKIP() << "needs two CPUs";
+  Config config = config_for(Mode::Dynamic, 2);
+  config.pin_main_thread = true;
+  config.pin_workers = false;
+  int worker_mask = -1;
+  {
+    JobSystem js(config);
+    Counter counter;
+    std::atomic<bool> seen{false};
+    while (!seen.load()) {
+      js.run(counter, {"where"}, [&] {
+        if (js.current_worker() != 1) return;
+        cpu_set_t mine;
+        CPU_ZERO(&mine);
+        sched_getaffinity(0, sizeof(mine), &mine);
+        worker_mask = CPU_COUNT(&mine);
+        seen = true;
+      });
+      js.wait(counter);
+    }
+  }
+  EXPECT_EQ(worker_mask, cpus) << "the worker kept the main thread's single CPU";
+}
+
 TEST(JobSystem, WarnsWhenThereAreMoreParticipantsThanCpus) {
   cpu_set_t process;
   CPU_ZERO(&process);
@@ -672,6 +703,58 @@ TEST(JobSystem, LargeSpawnFromTheMainThreadStaysParallel) {
     EXPECT_GT(worker_share, 0.02) << to_string(mode) << ": the worker sat idle";
     std::printf("%s: %.1f%% inline, worker ran %.1f%%\n", to_string(mode), 100 * inline_share,
                 100 * worker_share);
+  }
+}
+
+// A job that fills its pool must not make its thread run a queued job that waits on the job
+// itself: the spawner runs its own queued jobs only from user code, not from inside a job.
+TEST(JobSystem, AJobThatFillsItsPoolNeverRunsAJobThatWaitsOnIt) {
+  for (const Mode mode : {Mode::Static, Mode::Dynamic}) {
+    Config config = config_for(mode, 2);
+    config.jobs_per_worker = 64;
+    JobSystem js(config);
+    for (int round = 0; round < 20; ++round) {
+      Counter c;
+      Counter d;
+      std::atomic<int> children{0};
+      js.run(c, {"parent"}, [&] {
+        js.run(d, {"waits on parent"}, [&] { js.wait(c); });
+        for (int i = 0; i < 300; ++i) js.run(c, {"child"}, [&] { children.fetch_add(1); });
+      });
+      js.wait(c);
+      js.wait(d);
+      ASSERT_EQ(children.load(), 300) << to_string(mode) << " round " << round;
+    }
+  }
+}
+
+// The links of a join are taken without running queued jobs: one of those could wait on the
+// join's counter, which already counts the join. (A guard: the interleaving needs the waiter to
+// be still queued when the links find the pool full, which this does not force.)
+TEST(JobSystem, AJoinSubmittedOnAFullPoolNeverRunsAJobThatWaitsOnIt) {
+  for (const Mode mode : {Mode::Static, Mode::Dynamic}) {
+    Config config = config_for(mode, 2);
+    config.jobs_per_worker = 64;
+    JobSystem js(config);
+    Counter a;
+    Counter b;
+    Counter joined;
+    Counter waiter;
+    std::atomic<int> ran{0};
+    for (int round = 0; round < 20; ++round) {
+      // The waiter is queued first: the oldest job when the links find the pool full.
+      js.run(waiter, {"waits on the join"}, [&] { js.wait(joined); });
+      for (int i = 0; i < 200; ++i) {
+        js.run(a, {"a"}, [] {
+          std::atomic<int> sink{0};
+          for (int k = 0; k < 500; ++k) sink.fetch_add(1, std::memory_order_relaxed);
+        });
+      }
+      js.run(b, {"b"}, [] {});
+      js.run_after({&a, &b}, joined, {"join"}, [&] { ran.fetch_add(1); });
+      js.wait({&a, &b, &joined, &waiter});
+    }
+    EXPECT_EQ(ran.load(), 20) << to_string(mode);
   }
 }
 

@@ -31,12 +31,14 @@
 //
 // Capacities are fixed: job slots at construction (Config::jobs_per_worker), the bytes a callable
 // may capture at compile time (kCaptureBytes; a larger callable does not compile). Nothing is
-// allocated from the heap per job. A participant whose pool is full first runs its own queued
-// jobs (its share anyway) and reuses their slots; with none queued, or a queue full, the job runs
-// inline on the submitting thread: correct, but serial, so it is counted in
-// Stats::inline_overflows and logged once (the engine also reports it per frame). The one
-// exception is a run_after() whose dependency is still pending: it cannot run now, so it goes to
-// the heap (also counted and logged once).
+// allocated from the heap per job. A participant whose pool is full, submitting from outside any
+// job (the main thread's user code), first runs jobs it queued earlier (its share anyway) and
+// reuses their slots: a job that spins on a flag this thread sets later must not be among them.
+// Otherwise, or with none queued, the job runs inline on the submitting thread: correct, but
+// serial, so it is counted in Stats::inline_overflows and logged once (the engine also reports it
+// per frame). The one exception is a run_after() whose dependency is still pending: it cannot run
+// now, so it goes to the heap (also counted and logged once). A join over N counters takes N
+// more slots for its links (from the heap, counted too, when none is free).
 //
 // run_after(dependency, ...) waits for the jobs pending on `dependency` when it is called: it
 // starts the next time that counter's pending count reaches zero, or at once if nothing is pending
@@ -116,9 +118,11 @@ using LogFn = void (*)(void* user, LogLevel level, const char* message);
 struct Config {
   // Participants including the constructing thread; 0 means one per CPU the process may use.
   std::uint32_t workers = 0;
-  // Pin participant i to the i-th CPU the process may use (the affinity mask the process started
-  // with, whatever the constructing thread's mask is now). Fewer CPUs than participants: they
-  // share CPUs round-robin, with a warning. A failure to pin is logged once and ignored.
+  // Pin each worker to its own CPU among those the process may use (the affinity mask the process
+  // started with, whatever the constructing thread's mask is now), avoiding the CPU participant 0
+  // is on (or the CPUs the game pinned it to). Fewer CPUs than participants: they share CPUs
+  // round-robin, with a warning. A failure to pin is logged once; that worker, like every worker
+  // when this is false, runs on the process's whole mask.
   bool pin_workers = true;
   // Also pin the constructing thread to the first of those CPUs (its previous mask is restored on
   // destruction).
@@ -270,7 +274,9 @@ class Counter {
 
 class JobSystem {
  public:
-  explicit JobSystem(const Config& config = {});
+  // Inline: checks that this file and the library agree on kCaptureBytes (a file compiled
+  // without the target's definitions would write bigger captures than the slots hold).
+  explicit JobSystem(const Config& config = {}) : JobSystem(config, kCaptureBytes) {}
   ~JobSystem();  // finishes every submitted job, then stops the workers
   JobSystem(const JobSystem&) = delete;
   JobSystem& operator=(const JobSystem&) = delete;
@@ -366,6 +372,8 @@ class JobSystem {
 
  private:
   friend struct RangeSpawner;
+
+  JobSystem(const Config& config, std::size_t caller_capture_bytes);
 
   template <class F>
   void submit_callable(Counter* counter, std::span<Counter* const> dependencies,
