@@ -577,14 +577,35 @@ TEST(JobSystem, PinsEachParticipantToItsOwnCpu) {
 #endif
 
 #if defined(__linux__)
+cpu_set_t thread_mask() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  sched_getaffinity(0, sizeof(mask), &mask);
+  return mask;
+}
+
+// Runs jobs until one lands on participant `worker`; returns that thread's affinity mask.
+cpu_set_t mask_of_participant(JobSystem& js, std::uint32_t worker) {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  Counter counter;
+  std::atomic<bool> seen{false};
+  while (!seen.load()) {
+    js.run(counter, {"where"}, [&] {
+      if (js.current_worker() != worker) return;
+      mask = thread_mask();
+      seen = true;
+    });
+    js.wait(counter);
+  }
+  return mask;
+}
+
 // Pinning takes CPUs from the process's mask, not the constructing thread's: a main thread the
 // game (or an earlier JobSystem) pinned to one CPU must not put every worker on that CPU.
 TEST(JobSystem, WorkersSpreadOverTheProcessCpusWhenTheMainThreadIsPinned) {
-  cpu_set_t process;
-  CPU_ZERO(&process);
-  ASSERT_EQ(sched_getaffinity(0, sizeof(process), &process), 0);
-  const int cpus = CPU_COUNT(&process);
-  if (cpus < 2) GTEST_SKIP() << "needs two CPUs";
+  const cpu_set_t process = thread_mask();
+  if (CPU_COUNT(&process) < 2) GTEST_SKIP() << "needs two CPUs";
   int last = 0;
   for (int c = 0; c < CPU_SETSIZE; ++c) {
     if (CPU_ISSET(c, &process)) last = c;
@@ -596,69 +617,36 @@ TEST(JobSystem, WorkersSpreadOverTheProcessCpusWhenTheMainThreadIsPinned) {
   ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
   Config config = config_for(Mode::Dynamic, 2);
   config.pin_main_thread = false;
-  std::vector<int> cpu_of(2, -1);
+  cpu_set_t worker;
   {
     JobSystem js(config);
     EXPECT_EQ(js.worker_count(), 2u);
-    Counter counter;
-    std::atomic<bool> seen_worker{false};
-    // Jobs until one lands on the worker thread (participant 1).
-    while (!seen_worker.load()) {
-      js.run(counter, {"where"}, [&] {
-        if (js.current_worker() != 1) return;
-        cpu_set_t mine;
-        CPU_ZERO(&mine);
-        sched_getaffinity(0, sizeof(mine), &mine);
-        if (CPU_COUNT(&mine) == 1) {
-          for (int c = 0; c < CPU_SETSIZE; ++c) {
-            if (CPU_ISSET(c, &mine)) cpu_of[1] = c;
-          }
-        }
-        seen_worker = true;
-      });
-      js.wait(counter);
-    }
+    worker = mask_of_participant(js, 1);
   }
   pthread_setaffinity_np(pthread_self(), sizeof(process), &process);
-  EXPECT_NE(cpu_of[1], -1) << "the worker is pinned to one CPU";
-  EXPECT_NE(cpu_of[1], last) << "the worker took the main thread's CPU";
+  EXPECT_EQ(CPU_COUNT(&worker), 1) << "the worker is pinned to one CPU";
+  EXPECT_FALSE(CPU_ISSET(last, &worker)) << "the worker took the main thread's CPU";
 }
 
 // Threads start with their creator's mask: a worker that is not pinned must not stay on the one
 // CPU the main thread was pinned to before the workers started.
 TEST(JobSystem, UnpinnedWorkersRunOnTheWholeProcessMask) {
-  cpu_set_t process;
-  CPU_ZERO(&process);
-  ASSERT_EQ(sched_getaffinity(0, sizeof(process), &process), 0);
-  const int cpus = CPU_COUNT(&process);
-  if (cpus < 2) GTEST_SKIP() << "needs two CPUs";
+  const cpu_set_t process = thread_mask();
+  if (CPU_COUNT(&process) < 2) GTEST_SKIP() << "needs two CPUs";
   Config config = config_for(Mode::Dynamic, 2);
   config.pin_main_thread = true;
   config.pin_workers = false;
-  int worker_mask = -1;
+  cpu_set_t worker;
   {
     JobSystem js(config);
-    Counter counter;
-    std::atomic<bool> seen{false};
-    while (!seen.load()) {
-      js.run(counter, {"where"}, [&] {
-        if (js.current_worker() != 1) return;
-        cpu_set_t mine;
-        CPU_ZERO(&mine);
-        sched_getaffinity(0, sizeof(mine), &mine);
-        worker_mask = CPU_COUNT(&mine);
-        seen = true;
-      });
-      js.wait(counter);
-    }
+    worker = mask_of_participant(js, 1);
   }
-  EXPECT_EQ(worker_mask, cpus) << "the worker kept the main thread's single CPU";
+  EXPECT_EQ(CPU_COUNT(&worker), CPU_COUNT(&process))
+      << "the worker kept the main thread's single CPU";
 }
 
 TEST(JobSystem, WarnsWhenThereAreMoreParticipantsThanCpus) {
-  cpu_set_t process;
-  CPU_ZERO(&process);
-  ASSERT_EQ(sched_getaffinity(0, sizeof(process), &process), 0);
+  const cpu_set_t process = thread_mask();
   const auto cpus = static_cast<std::uint32_t>(CPU_COUNT(&process));
   struct Log {
     std::vector<std::string> warnings;
