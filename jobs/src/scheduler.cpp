@@ -257,6 +257,8 @@ Job* Scheduler::acquire(bool may_help) {
         if (Job* job = pool.try_acquire()) return job;
       }
     }
+#else
+    (void)may_help;  // single mode runs jobs as they come: a pool never holds a queued one
 #endif
     return nullptr;
   }
