@@ -364,12 +364,7 @@ std::uint64_t Scheduler::execute(Job* job, std::uint32_t worker, std::uint64_t s
 
   // Free the slot before finishing the counter: once the counter is done a waiter may destroy
   // the whole job system, so nothing of ours may be touched after finish().
-  if ((job->flags & kJobPooled) != 0) {
-    job->state.store(0, std::memory_order_release);
-  } else if ((job->flags & kJobHeap) != 0) {
-    job->~Job();
-    ::operator delete (job, std::align_val_t{alignof(Job)});
-  }
+  free_slot(job);
   if (counter == nullptr) return end;
   if (!batch) {
     finish(counter, 1);
@@ -500,18 +495,22 @@ Job* Scheduler::take_released(Counter& counter, std::uint64_t state) {
   return released;
 }
 
+void Scheduler::free_slot(Job* job) {
+  if ((job->flags & kJobPooled) != 0) {
+    job->state.store(0, std::memory_order_release);  // the owner's pool may take it again
+  } else if ((job->flags & kJobHeap) != 0) {
+    job->~Job();
+    ::operator delete (job, std::align_val_t{alignof(Job)});
+  }  // else a stack slot of a job run inline: nothing to free
+}
+
 void Scheduler::release(Job* job) {
   if ((job->flags & kJobLink) == 0) {
     push(job);
     return;
   }
   Job* target = *reinterpret_cast<Job**>(job->capture());
-  if ((job->flags & kJobPooled) != 0) {
-    job->state.store(0, std::memory_order_release);
-  } else {
-    job->~Job();
-    ::operator delete (job, std::align_val_t{alignof(Job)});
-  }
+  free_slot(job);
   if (target->joins.fetch_sub(1, std::memory_order_acq_rel) == 1) push(target);
 }
 

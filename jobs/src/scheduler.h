@@ -182,6 +182,8 @@ class Scheduler {
   static Job* take_released(Counter& counter, std::uint64_t state);
   static void lock_list(Counter& counter);
   static void unlock_list(Counter& counter);
+  // Gives back a finished job's slot (pooled, heap or stack); nothing of it is touched after.
+  static void free_slot(Job* job);
   // Makes a released continuation runnable; a link instead counts down its job's joins.
   void release(Job* job);
   void run_list(Job* list);
