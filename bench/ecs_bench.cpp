@@ -11,8 +11,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include <spindle/core/engine.h>
-#include <spindle/core/transform.h>
+#include <spindle/engine/engine.h>
+#include <spindle/gameplay/transform.h>
 
 namespace {
 

@@ -9,7 +9,8 @@ include(CMakePackageConfigHelpers)
 
 set(SPINDLE_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Spindle)
 # <target> <name in the package (spindle::<name>)>
-set(_spindle_exported spindle_jobs jobs spindle_core core spindle_render render spindle_anim anim
+set(_spindle_exported spindle_jobs jobs spindle_base base spindle_algorithms algorithms spindle_ecs ecs
+    spindle_engine engine spindle_gameplay gameplay spindle_core core spindle_render render spindle_anim anim
     spindle_anim_import anim_import spindle_swarm swarm spindle_physics physics spindle_all spindle)
 set(SPINDLE_PACKAGE_COMPONENTS "")
 while(_spindle_exported)
@@ -24,8 +25,10 @@ while(_spindle_exported)
           INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   # Its folder's public headers (include/spindle/<folder>/...); not the folder READMEs.
   get_target_property(folder ${target} SOURCE_DIR)
-  install(DIRECTORY ${folder}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-          FILES_MATCHING PATTERN "*.h")
+  if(EXISTS ${folder}/include)  # spindle::core gathers the strata and has none of its own
+    install(DIRECTORY ${folder}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+            FILES_MATCHING PATTERN "*.h")
+  endif()
 endwhile()
 
 install(EXPORT SpindleTargets NAMESPACE spindle:: DESTINATION ${SPINDLE_PACKAGE_DIR})

@@ -9,7 +9,7 @@
 #include <spindle/anim/local_to_model_job.h>
 #include <spindle/anim/sampling_job.h>
 #include <spindle/anim/skinning_job.h>
-#include <spindle/core/log.h>
+#include <spindle/base/log.h>
 
 namespace spindle::anim {
 

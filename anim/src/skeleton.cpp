@@ -5,7 +5,7 @@
 
 #include <glm/gtc/matrix_transform.hpp>
 
-#include <spindle/core/transform.h>
+#include <spindle/gameplay/transform.h>
 
 #include "finite.h"
 

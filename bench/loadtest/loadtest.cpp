@@ -22,9 +22,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <spindle/core/engine.h>
-#include <spindle/core/log.h>
-#include <spindle/core/profiler.h>
+#include <spindle/base/log.h>
+#include <spindle/base/profiler.h>
+#include <spindle/engine/engine.h>
 #include <spindle/report/report.h>
 
 #include "scene.h"

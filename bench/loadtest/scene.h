@@ -32,8 +32,8 @@
 #include <string_view>
 #include <vector>
 
-#include <spindle/core/engine.h>
-#include <spindle/core/result.h>
+#include <spindle/base/result.h>
+#include <spindle/engine/engine.h>
 #include <spindle/report/report.h>
 
 namespace spindle::loadtest {

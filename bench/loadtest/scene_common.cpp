@@ -3,8 +3,8 @@
 #include <memory>
 #include <vector>
 
-#include <spindle/core/hash.h>
-#include <spindle/core/transform.h>
+#include <spindle/base/hash.h>
+#include <spindle/gameplay/transform.h>
 #include <spindle/render/draw_list.h>
 
 namespace spindle::loadtest {

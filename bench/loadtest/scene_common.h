@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include <spindle/core/engine.h>
+#include <spindle/engine/engine.h>
 #include <spindle/render/camera.h>
 
 namespace spindle::loadtest {

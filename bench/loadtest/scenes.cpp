@@ -6,7 +6,7 @@
 #include <map>
 #include <memory>
 
-#include <spindle/core/transform.h>
+#include <spindle/gameplay/transform.h>
 #include <spindle/physics/swarm.h>
 #include <spindle/render/draw_list.h>
 

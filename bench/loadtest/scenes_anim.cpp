@@ -14,7 +14,7 @@
 
 #include <spindle/anim/animation_plugin.h>
 #include <spindle/anim/procedural.h>
-#include <spindle/core/transform.h>
+#include <spindle/gameplay/transform.h>
 
 #include "scene.h"
 #include "scene_common.h"

@@ -16,7 +16,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include <spindle/core/transform.h>
+#include <spindle/gameplay/transform.h>
 #include <spindle/physics/physics.h>
 
 #include "scene.h"

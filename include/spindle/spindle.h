@@ -4,10 +4,10 @@
 // Usage: see samples/hello/hello.cpp, a whole game in one file.
 #pragma once
 
-#include <spindle/core/engine.h>
-#include <spindle/core/input.h>
-#include <spindle/core/log.h>
-#include <spindle/core/timer.h>
-#include <spindle/core/transform.h>
-#include <spindle/core/world.h>
+#include <spindle/base/log.h>
+#include <spindle/ecs/world.h>
+#include <spindle/engine/engine.h>
+#include <spindle/gameplay/input.h>
+#include <spindle/gameplay/timer.h>
+#include <spindle/gameplay/transform.h>
 #include <spindle/jobs/job_system.h>

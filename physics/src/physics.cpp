@@ -7,9 +7,9 @@
 
 #include <btBulletDynamicsCommon.h>
 
-#include <spindle/core/log.h>
-#include <spindle/core/mutex.h>
-#include <spindle/core/transform.h>
+#include <spindle/base/log.h>
+#include <spindle/base/mutex.h>
+#include <spindle/gameplay/transform.h>
 
 namespace spindle::physics {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "spindle/core/chunks.h"
+#include "spindle/algorithms/chunks.h"
 
 namespace spindle::render {
 
@@ -78,7 +78,7 @@ void RenderPrep::prepare(jobs::JobSystem& jobs, const Camera& camera,
   const std::span<std::uint64_t> keys(keys_.data(), visible);
   const std::span<std::uint32_t> objs(objects_.data(), visible);
   const std::uint32_t sort_chunks = effective_chunks(visible, requested);
-  radix_sort(jobs, sort_chunks, sort_scratch_, keys, objs, stage_keys_, stage_objects_, tag);
+  core::radix_sort(jobs, sort_chunks, sort_scratch_, keys, objs, stage_keys_, stage_objects_, tag);
 
   core::for_each_chunk(jobs, sort_chunks, {"render_pack", tag}, [&](std::uint32_t c) {
     const core::ChunkRange r = core::chunk_range(visible, sort_chunks, c);

@@ -254,7 +254,7 @@ int main(int argc, char** argv) {
   core::Engine engine(config);
   build_game(engine);
   core::ScriptedInput pilot = make_pilot(frames);
-  engine.set_input_source(&pilot);
+  core::set_input_source(engine, &pilot);
   std::uint64_t frame = 0;
   bool over_seen = false;
   while (!engine.quit_requested() && frame < frames) {

@@ -7,7 +7,7 @@
 
 #include <spindle/anim/animation_plugin.h>
 #include <spindle/anim/procedural.h>
-#include <spindle/core/engine.h>
+#include <spindle/engine/engine.h>
 
 #include "alloc_counter.h"
 

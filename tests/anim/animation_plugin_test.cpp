@@ -12,8 +12,8 @@
 #include <spindle/anim/procedural.h>
 #include <spindle/anim/sampling_job.h>
 #include <spindle/anim/skinning_job.h>
-#include <spindle/core/engine.h>
-#include <spindle/core/hash.h>
+#include <spindle/base/hash.h>
+#include <spindle/engine/engine.h>
 
 #include "modes.h"
 

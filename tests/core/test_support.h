@@ -10,9 +10,9 @@
 
 #include <gtest/gtest.h>
 
-#include <spindle/core/assert.h>
-#include <spindle/core/engine.h>
-#include <spindle/core/log.h>
+#include <spindle/base/assert.h>
+#include <spindle/base/log.h>
+#include <spindle/engine/engine.h>
 
 #include "modes.h"
 

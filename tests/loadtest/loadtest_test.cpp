@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <spindle/core/assert.h>
+#include <spindle/base/assert.h>
 #include <spindle/jobs/job_system.h>
 
 #include "loadtest.h"

@@ -9,8 +9,8 @@
 
 #include <LinearMath/btAlignedAllocator.h>
 
-#include <spindle/core/engine.h>
-#include <spindle/core/transform.h>
+#include <spindle/engine/engine.h>
+#include <spindle/gameplay/transform.h>
 #include <spindle/physics/physics.h>
 
 #include "alloc_counter.h"

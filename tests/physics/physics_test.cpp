@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include <spindle/core/engine.h>
-#include <spindle/core/transform.h>
+#include <spindle/engine/engine.h>
+#include <spindle/gameplay/transform.h>
 #include <spindle/physics/physics.h>
 
 #include "../core/test_support.h"

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "alloc_counter.h"
+#include "spindle/algorithms/radix_sort.h"
 #include "spindle/render/draw_list.h"
-#include "spindle/render/radix_sort.h"
 #include "test_util.h"
 
 namespace spindle::render {
@@ -35,14 +35,14 @@ TEST_P(Allocations, ParallelRadixSortAllocatesNothing) {
   SPINDLE_REQUIRE_ALLOCATION_COUNTING();
   SPINDLE_REQUIRE_MODE(GetParam());
   jobs::JobSystem js(test::config_for(GetParam()));
-  RadixSortScratch scratch(16);
+  core::RadixSortScratch scratch(16);
   std::vector<std::uint64_t> keys(10000), kt(10000);
   std::vector<std::uint32_t> values(10000), vt(10000);
   const long before = ::spindle::test::heap_allocations();
   for (int round = 0; round < 10; ++round) {
     for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = (i * 2654435761u + round) % 7919;
-    ASSERT_TRUE(radix_sort(js, 7, scratch, keys, values, kt, vt));
-    ASSERT_TRUE(radix_sort(keys, values, kt, vt));
+    ASSERT_TRUE(core::radix_sort(js, 7, scratch, keys, values, kt, vt));
+    ASSERT_TRUE(core::radix_sort(keys, values, kt, vt));
   }
   EXPECT_EQ(::spindle::test::heap_allocations() - before, 0);
   EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));

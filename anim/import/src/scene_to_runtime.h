@@ -4,7 +4,7 @@
 #include <string>
 
 #include <spindle/anim/import.h>
-#include <spindle/core/result.h>
+#include <spindle/base/result.h>
 
 struct aiScene;
 

@@ -55,9 +55,9 @@
 #include <spindle/anim/clip.h>
 #include <spindle/anim/skeleton.h>
 #include <spindle/anim/skinned_mesh.h>
-#include <spindle/core/engine.h>
-#include <spindle/core/result.h>
-#include <spindle/core/world.h>
+#include <spindle/base/result.h>
+#include <spindle/ecs/world.h>
+#include <spindle/engine/engine.h>
 
 namespace spindle::anim {
 

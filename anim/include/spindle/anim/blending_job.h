@@ -24,7 +24,7 @@
 #include <span>
 
 #include <spindle/anim/skeleton.h>
-#include <spindle/core/result.h>
+#include <spindle/base/result.h>
 
 namespace spindle::anim {
 

@@ -56,7 +56,7 @@
 #include <glm/glm.hpp>
 #include <glm/gtc/quaternion.hpp>
 
-#include <spindle/core/result.h>
+#include <spindle/base/result.h>
 
 namespace spindle::anim {
 

@@ -19,7 +19,7 @@
 #include <glm/glm.hpp>
 
 #include <spindle/anim/skeleton.h>
-#include <spindle/core/result.h>
+#include <spindle/base/result.h>
 
 namespace spindle::anim {
 

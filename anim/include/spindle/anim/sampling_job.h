@@ -28,7 +28,7 @@
 
 #include <spindle/anim/clip.h>
 #include <spindle/anim/skeleton.h>
-#include <spindle/core/result.h>
+#include <spindle/base/result.h>
 
 namespace spindle::anim {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include <spindle/anim/skinning_job.h>
-#include <spindle/core/result.h>
+#include <spindle/base/result.h>
 
 namespace spindle::anim {
 

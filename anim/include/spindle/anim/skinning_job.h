@@ -31,7 +31,7 @@
 
 #include <glm/glm.hpp>
 
-#include <spindle/core/result.h>
+#include <spindle/base/result.h>
 
 namespace spindle::anim {
 

@@ -85,9 +85,9 @@
 #include <glm/glm.hpp>
 #include <glm/gtc/quaternion.hpp>
 
-#include <spindle/core/engine.h>
-#include <spindle/core/entity.h>
-#include <spindle/core/result.h>
+#include <spindle/base/result.h>
+#include <spindle/ecs/entity.h>
+#include <spindle/engine/engine.h>
 
 namespace spindle::physics {
 

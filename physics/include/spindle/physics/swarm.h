@@ -113,8 +113,8 @@
 #include <utility>
 #include <vector>
 
-#include "spindle/core/chunks.h"
-#include "spindle/core/radix_sort.h"
+#include "spindle/algorithms/chunks.h"
+#include "spindle/algorithms/radix_sort.h"
 #include "spindle/jobs/job_system.h"
 
 namespace spindle::swarm {

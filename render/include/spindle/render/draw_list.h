@@ -40,9 +40,9 @@
 
 #include <glm/glm.hpp>
 
+#include "spindle/algorithms/radix_sort.h"
 #include "spindle/jobs/job_system.h"
 #include "spindle/render/camera.h"
-#include "spindle/render/radix_sort.h"
 
 namespace spindle::render {
 
@@ -167,7 +167,7 @@ class RenderPrep {
   std::vector<std::uint32_t> objects_;
   std::vector<DrawItem> items_;
   std::vector<std::uint32_t> chunk_visible_;  // per chunk: visible count, then output offset
-  RadixSortScratch sort_scratch_;
+  core::RadixSortScratch sort_scratch_;
 };
 
 }  // namespace spindle::render

@@ -71,7 +71,7 @@
 #include <spindle/anim/clip.h>
 #include <spindle/anim/skeleton.h>
 #include <spindle/anim/skinned_mesh.h>
-#include <spindle/core/result.h>
+#include <spindle/base/result.h>
 
 namespace spindle::anim {
 

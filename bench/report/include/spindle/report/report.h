@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include <spindle/core/result.h>
+#include <spindle/base/result.h>
 
 namespace spindle::report {
 

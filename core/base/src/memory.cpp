@@ -1,0 +1,155 @@
+#include <spindle/base/memory.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+
+#include <spindle/base/assert.h>
+#include <spindle/base/log.h>
+
+namespace spindle::core {
+namespace {
+
+// One cache line per tag: allocators of different subsystems do not contend.
+struct alignas(64) TagCounters {
+  std::atomic<std::size_t> current{0};
+  std::atomic<std::size_t> peak{0};
+  std::atomic<std::size_t> allocations{0};
+  std::atomic<std::size_t> reserved{0};
+};
+
+TagCounters g_counters[kMemTagCount];
+
+TagCounters& counters(MemTag tag) {
+  auto index = static_cast<std::size_t>(tag);
+  SPINDLE_ASSERT(index < kMemTagCount, "memory tag in range");
+  return g_counters[index < kMemTagCount ? index : 0];
+}
+
+bool is_power_of_two(std::size_t x) {
+  return x != 0 && (x & (x - 1)) == 0;
+}
+
+void* heap_alloc(MemTag tag, std::size_t size, std::size_t align) {
+  SPINDLE_ASSERTF(is_power_of_two(align), "alignment %zu is a power of two", align);
+  // aligned_alloc wants a size that is a multiple of the alignment; free() takes any alignment,
+  // so the free side needs neither size nor alignment.
+  if (align < sizeof(void*)) align = sizeof(void*);
+  if (size == 0) size = 1;
+  void* p = nullptr;
+  if (size <= SIZE_MAX - align) p = std::aligned_alloc(align, (size + align - 1) & ~(align - 1));
+  if (p == nullptr) {
+    SPINDLE_LOG_ERROR(Memory, "out of memory: %zu bytes (align %zu) for tag %s", size, align,
+                      to_string(tag));
+  }
+  return p;
+}
+
+void heap_free(void* ptr) {
+  std::free(ptr);
+}
+
+}  // namespace
+
+const char* to_string(MemTag tag) {
+  switch (tag) {
+    case MemTag::Core:
+      return "core";
+    case MemTag::Jobs:
+      return "jobs";
+    case MemTag::Render:
+      return "render";
+    case MemTag::Physics:
+      return "physics";
+    case MemTag::Anim:
+      return "anim";
+    case MemTag::Audio:
+      return "audio";
+    case MemTag::Platform:
+      return "platform";
+    case MemTag::Game:
+      return "game";
+    case MemTag::Frame:
+      return "frame";
+    case MemTag::Count:
+      break;
+  }
+  return "?";
+}
+
+MemStats mem_stats(MemTag tag) {
+  const TagCounters& c = counters(tag);
+  MemStats s;
+  s.current_bytes = c.current.load(std::memory_order_relaxed);
+  s.peak_bytes = c.peak.load(std::memory_order_relaxed);
+  s.allocations = c.allocations.load(std::memory_order_relaxed);
+  s.reserved_bytes = c.reserved.load(std::memory_order_relaxed);
+  return s;
+}
+
+MemStats mem_stats_total() {
+  MemStats total;
+  for (std::size_t i = 0; i < kMemTagCount; ++i) {
+    MemStats s = mem_stats(static_cast<MemTag>(i));
+    total.current_bytes += s.current_bytes;
+    total.peak_bytes += s.peak_bytes;
+    total.allocations += s.allocations;
+    total.reserved_bytes += s.reserved_bytes;
+  }
+  return total;
+}
+
+void mem_reset_peak(MemTag tag) {
+  TagCounters& c = counters(tag);
+  c.peak.store(c.current.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
+
+void mem_book_alloc(MemTag tag, std::size_t bytes) {
+  TagCounters& c = counters(tag);
+  c.allocations.fetch_add(1, std::memory_order_relaxed);
+  std::size_t now = c.current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  std::size_t peak = c.peak.load(std::memory_order_relaxed);
+  while (now > peak && !c.peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
+void mem_book_free(MemTag tag, std::size_t bytes) {
+  counters(tag).current.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+void mem_book_reserve(MemTag tag, std::size_t bytes) {
+  counters(tag).reserved.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+void mem_book_release(MemTag tag, std::size_t bytes) {
+  counters(tag).reserved.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+void* tagged_alloc(MemTag tag, std::size_t size, std::size_t align) {
+  void* p = heap_alloc(tag, size, align);
+  if (p != nullptr) mem_book_alloc(tag, size);
+  return p;
+}
+
+void tagged_free(MemTag tag, void* ptr, std::size_t size) {
+  if (ptr == nullptr) return;
+  mem_book_free(tag, size);
+  heap_free(ptr);
+}
+
+namespace detail {
+
+void* reserve_backing(MemTag tag, std::size_t size, std::size_t align) {
+  void* p = heap_alloc(tag, size, align);
+  if (p != nullptr) mem_book_reserve(tag, size);
+  return p;
+}
+
+void release_backing(MemTag tag, void* ptr, std::size_t size) {
+  if (ptr == nullptr) return;
+  mem_book_release(tag, size);
+  heap_free(ptr);
+}
+
+}  // namespace detail
+}  // namespace spindle::core

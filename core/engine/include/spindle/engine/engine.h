@@ -1,0 +1,512 @@
+// The Engine: owns the job system, the world, the clocks and the frame graph of stages, and runs
+// frames in one of the job modes (single, static, dynamic, tbb).
+//
+// Usage (a whole game loop):
+//
+//   spindle::core::EngineConfig config;             // dynamic mode, one worker per core
+//   spindle::core::Engine engine(config);
+//   engine.world().register_component<Position>("position");
+//   engine.world().register_component<Velocity>("velocity");
+//   // A system: runs fn over every entity with these components, split into jobs. `const` marks
+//   // read-only access; systems whose writes do not conflict run concurrently.
+//   engine.add_system<const Velocity, Position>("move",
+//       [](spindle::core::StageContext& ctx, spindle::core::Entity, const Velocity& v, Position& p)
+//       {
+//         p.x += v.x * ctx.dt();
+//       });
+//   // A stage with its own code (declares what it touches; may split its own work):
+//   engine.add_stage({.name = "score", .phase = spindle::core::Phase::Gameplay,
+//                     .access = spindle::core::Access{}.read<Position>(),
+//                     .run = [](spindle::core::StageContext& ctx) { ... ctx.parallel_for(n, fn);
+//                     }});
+//   engine.add_scene("level1", [](spindle::core::Engine& e) { /* spawn entities */ });
+//   engine.switch_scene("level1");
+//   while (!engine.quit_requested()) engine.frame(real_delta_ns);  // or engine.step() in tests
+//
+// The frame. Stages are ordered by (phase, registration order). Stage B depends on an earlier
+// stage A when they conflict (one writes a component type the other reads or writes) or when B
+// names A in `after`; stages with no path between them may run at the same time. Simulation
+// stages run once per fixed step (FixedStep accumulator, EngineConfig::fixed_step_ns): each step
+// begins by delivering the events emitted since the previous step and ends with the sync point,
+// where command buffers are applied. Presentation stages (render, audio: `simulation = false`)
+// run once per frame, after the steps, with StageContext::alpha() for interpolation.
+// Two conflicting stages in the same phase with no declared order still run in registration
+// order, but the graph reports them (implicit_orders(), and a warning in the log) so the order
+// is a decision, not an accident.
+//
+// Events (details in world.h). A simulation stage reads those emitted in the previous step (or
+// since, by a presentation stage or the game), each in exactly one step. A presentation stage,
+// and the game after frame() or step(), reads every event the frame's steps read, each once
+// (none after a frame that ran no step). So a frame of k steps gives the simulation exactly what
+// k calls of step() give it.
+//
+// Modes:
+//   single  - stages in order on the calling thread, each one chunk; no worker threads.
+//   static  - stages in order, one after another; each stage's work split evenly over all
+//             workers (the job system's static mode deals chunks round-robin, no stealing).
+//   dynamic - every stage is a job that starts when the stages it depends on are done, so
+//             independent stages overlap; work stealing; and the dynamic allocator below
+//             decides, every frame, each stage's share of the workers, its split and its start.
+//   tbb     - the dynamic graph run through oneTBB with a fixed split (reference only).
+//
+// The dynamic allocator. Each stage's cost c_i is an exponential moving average (alpha =
+// EngineConfig::ema_alpha) of its measured CPU time (summed job time) per run. For stage i let
+// C_i be the stages that can run concurrently with it (no path either way in the graph). With W
+// workers it gets
+//     workers_i = clamp(round(W * c_i / (c_i + sum_{j in C_i} c_j)), 1, W)
+// and is split into
+//     split_i = clamp(floor(c_i / EngineConfig::min_chunk_us), 1, workers_i * oversplit)
+// chunks: a stage alone gets all W workers, oversplitting leaves stealing room to even out
+// uneven chunks, and no chunk is planned smaller than min_chunk_us (a chunk costs a few
+// microseconds to hand out; a cheap stage runs as one job). A whole group (the simulation step,
+// or the presentation) estimated below EngineConfig::inline_below_us runs inline on the calling
+// thread, in order, as in single mode: waking workers would cost more than it saves (the
+// decision records workers = split = 1 for each stage then). Ready stages start
+// longest first (descending c_i), and the stages on the critical path (the longest chain by c_i)
+// run at high priority, so the longest chain starts first and the short independent stages
+// fill the gaps around it: the aim is that concurrent stages finish together. With stealing,
+// workers_i is a share expressed through the split, not a hard reservation. Every frame's
+// decisions are kept (last_decisions()) for the reports and the trace. Estimates follow the
+// recent past: a stage that is costly only now and then is planned from its average, so its
+// rare costly run gets a coarse split.
+//
+// Work a stage submits to the job system directly (ctx.jobs()) is timed as the stage's own
+// serial time, including any help the waiting thread gives other stages meanwhile; a
+// ctx.parallel_for called from such a job runs inline.
+//
+// Determinism: simulation runs on integer nanosecond fixed steps; parallel_for hands out
+// disjoint ranges; command buffers apply in item order (see world.h). The world's state hash
+// after N steps is the same in every mode and with any number of workers, provided stages write
+// only the entities of their own range (or through command buffers).
+//
+// Memory: once the graph is built (first frame after a change), a frame allocates nothing from
+// the heap: timings, decisions and command buffers live in storage sized at build time.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <spindle/base/log.h>
+#include <spindle/base/time.h>
+#include <spindle/ecs/world.h>
+#include <spindle/jobs/job_system.h>
+
+namespace spindle::core {
+
+class Engine;
+
+// Where a stage sits in the frame; stages are ordered by phase, then by registration.
+enum class Phase : std::uint8_t {
+  Input,
+  Gameplay,
+  Physics,
+  Transforms,
+  Animation,
+  RenderPrep,
+  Render,
+  Audio,
+};
+const char* to_string(Phase phase);
+
+// The component (or resource) types a stage reads and writes.
+struct Access {
+  std::vector<TypeId> reads;
+  std::vector<TypeId> writes;
+
+  template <class... T>
+  Access read() && {
+    (reads.push_back(type_id<T>()), ...);
+    return std::move(*this);
+  }
+  template <class... T>
+  Access write() && {
+    (writes.push_back(type_id<T>()), ...);
+    return std::move(*this);
+  }
+  // Whether running these two at once could race.
+  bool conflicts(const Access& other) const;
+};
+
+class StageContext;
+
+struct StageDesc {
+  const char* name = "stage";  // must outlive the engine (a literal)
+  Phase phase = Phase::Gameplay;
+  Access access{};
+  std::vector<std::string> after{};  // stages that must finish first (by name)
+  std::function<void(StageContext&)> run{};
+  bool simulation = true;  // false: once per frame after the simulation steps (render, audio)
+};
+
+using StageId = std::uint16_t;
+// Stage i books its jobs under job tag i + 1 (tag 0 is the job system's default).
+inline constexpr std::uint32_t kMaxStages = jobs::kMaxTags - 1;
+
+// The allocator's decision for one stage in one frame.
+struct Decision {
+  StageId stage = 0;
+  std::uint16_t workers = 0;
+  std::uint32_t split = 0;
+  std::uint16_t order = 0;  // 0 starts first
+  bool critical = false;    // on the critical path: high priority
+  double predicted_ms = 0;  // the cost estimate the decision was made from
+};
+
+struct StageTiming {
+  std::uint64_t wall_ns = 0;  // from its first job's start to its last job's end
+  std::uint64_t cpu_ns = 0;   // summed job time
+  std::uint32_t jobs = 0;
+  std::uint32_t runs = 0;  // times it ran this frame (simulation stages: once per step)
+};
+
+struct FrameStats {
+  std::uint64_t frame = 0;                    // frame number
+  std::uint64_t frame_ns = 0;                 // wall time of frame()/step()
+  std::uint32_t steps = 0;                    // simulation steps run
+  std::vector<StageTiming> stages;            // by StageId
+  std::vector<std::uint64_t> worker_busy_ns;  // by participant: time inside stage work
+  // Time of the threads that run jobs in this mode not spent in stage work: threads x frame
+  // time - busy.
+  std::uint64_t idle_ns = 0;
+  // Jobs that ran inline on their submitter this frame because no job slot was free (a parallel
+  // stage quietly running serially): raise jobs::Config::jobs_per_worker. Logged as a warning.
+  std::uint64_t job_overflows = 0;
+};
+
+// What a stage's code gets: the world, the jobs, the time, and a split chosen by the mode.
+class StageContext {
+ public:
+  World& world() const { return *world_; }
+  jobs::JobSystem& jobs() const { return *jobs_; }
+  Engine& engine() const { return *engine_; }
+  const char* name() const { return name_; }
+  // Seconds of this step (simulation: the fixed step; presentation: the frame delta).
+  float dt() const { return static_cast<float>(ns_to_seconds(dt_ns_)); }
+  std::int64_t dt_ns() const { return dt_ns_; }
+  std::uint64_t tick() const { return tick_; }  // simulation steps since start
+  float alpha() const { return alpha_; }        // presentation: blend previous/current step
+  // Chunks the mode/allocator chose for this stage's parallel work.
+  std::uint32_t split() const { return split_; }
+  // The job tag of this stage: pass it to job-system calls made directly (e.g. a radix sort)
+  // so their jobs are booked under the stage in traces.
+  std::uint16_t tag() const { return tag_; }
+
+  // Calls fn(begin, end) over disjoint ranges covering [0, n), split into about split()
+  // chunks, and returns when all are done. Commands recorded through commands() inside fn apply
+  // in item order. Each chunk is timed into the stage.
+  template <class F>
+  void parallel_for(std::uint32_t n, const F& fn);
+  // The calling participant's command buffer (origin already set for this stage and chunk).
+  CommandBuffer& commands() const;
+
+ private:
+  friend class Engine;
+  struct Chunk {
+    const StageContext* ctx;
+    std::uint64_t origin;
+  };
+  void chunk_done(std::uint64_t begin_ns) const;
+  // Origin bits: stage ordinal + 1 (6) | segment (25) | chunk flag (1) | item index (32).
+  static constexpr std::uint32_t kMaxSegments = 1u << 25;
+  // Ordinal + 1: origin 0 stays for commands recorded outside any stage (between frames).
+  std::uint64_t serial_origin(std::uint32_t segment) const {
+    return (std::uint64_t{ordinal_ + 1u} << 58) | (std::uint64_t{segment} << 33);
+  }
+
+  Engine* engine_ = nullptr;
+  World* world_ = nullptr;
+  jobs::JobSystem* jobs_ = nullptr;
+  const char* name_ = "";
+  StageId stage_ = 0;
+  std::uint16_t tag_ = 0;
+  std::uint16_t ordinal_ = 0;  // position in the deterministic stage order
+  jobs::Priority priority_ = jobs::Priority::Normal;
+  std::thread::id root_thread_{};  // the thread running the stage's own code
+  std::uint32_t split_ = 1;
+  std::int64_t dt_ns_ = 0;
+  std::uint64_t tick_ = 0;
+  float alpha_ = 1;
+  mutable std::uint32_t calls_ = 0;  // parallel_for calls so far in this run
+  mutable std::uint64_t nested_ns_ = 0;
+};
+
+// A subsystem: adds its components, stages and resources to the engine.
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  virtual const char* name() const = 0;
+  virtual void build(Engine& engine) = 0;
+};
+
+struct EngineConfig {
+  jobs::Mode mode = jobs::Mode::Dynamic;
+  std::uint32_t workers = 0;  // participants including the main thread; 0: one per core
+  bool pin_workers = true;
+  // Job slots per participant (jobs::Config::jobs_per_worker): over it, jobs run inline and
+  // FrameStats::job_overflows counts them.
+  std::uint32_t jobs_per_worker = 4096;
+  std::uint32_t entity_capacity = 65536;
+  std::int64_t fixed_step_ns = kNsPerSecond / 60;
+  std::uint32_t max_steps_per_frame = 8;
+  double ema_alpha = 0.2;
+  std::uint32_t oversplit = 4;
+  double min_chunk_us = 20;     // dynamic: smallest planned chunk
+  double inline_below_us = 30;  // dynamic: a group estimated below this runs inline
+  bool profile = false;         // install the profiler's job hooks (every job becomes a trace zone)
+};
+
+class Engine {
+ public:
+  explicit Engine(const EngineConfig& config = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  World& world() { return world_; }
+  const World& world() const { return world_; }
+  jobs::JobSystem& jobs() { return *jobs_; }
+  const EngineConfig& config() const { return config_; }
+
+  // Stages and systems; the graph is rebuilt before the next frame.
+  StageId add_stage(StageDesc desc);
+  // A per-entity system: fn(StageContext&, Entity, Ts&...) for every entity with all Ts, split
+  // into jobs. `const T` is read access, `T` write access.
+  // `extra` declares what fn touches besides its components (e.g. a resource it reads).
+  template <class... Ts, class F>
+  StageId add_system(const char* name, F fn, Phase phase = Phase::Gameplay,
+                     std::vector<std::string> after = {}, Access extra = {});
+  template <class P, class... A>
+  P& add_plugin(A&&... args) {
+    auto plugin = std::make_unique<P>(std::forward<A>(args)...);
+    P& ref = *plugin;
+    plugins_.push_back(std::move(plugin));
+    ref.build(*this);
+    return ref;
+  }
+  std::uint32_t stage_count() const { return static_cast<std::uint32_t>(stages_.size()); }
+  const char* stage_name(StageId id) const;
+  // -1 when there is no such stage.
+  int find_stage(std::string_view name) const;
+  // The deterministic stage order and the edges (built lazily; forces a build).
+  std::span<const StageId> stage_order();
+  bool depends_on(StageId later, StageId earlier);  // path earlier -> later
+  // Pairs of conflicting stages ordered only by registration (no `after`, same phase).
+  std::vector<std::pair<StageId, StageId>> implicit_orders();
+
+  // Scenes: switching destroys every entity (entities with a Persistent component stay) and
+  // runs the next scene's setup, at the start of the next frame.
+  void add_scene(std::string name, std::function<void(Engine&)> setup);
+  bool switch_scene(std::string_view name);  // false: no such scene
+  const std::string& scene() const { return scene_; }
+
+  // Runs one frame: fixed simulation steps for `delta_ns` of game time (0 to
+  // max_steps_per_frame of them), then presentation.
+  void frame(std::int64_t delta_ns);
+  // Exactly one simulation step and one presentation (tests and load tests): a frame of one step.
+  void step();
+  // Between frames.
+  void set_mode(jobs::Mode mode);
+  jobs::Mode mode() const { return jobs_->mode(); }
+
+  GameClock& game_clock() { return game_clock_; }
+  std::uint64_t tick() const { return tick_; }
+  std::uint64_t frame_number() const { return frame_number_; }
+  const FrameStats& last_frame() const { return stats_; }
+  // The allocator's decisions of the last frame (dynamic mode; empty otherwise).
+  std::span<const Decision> last_decisions() const { return {decisions_.data(), decisions_used_}; }
+  // Cost estimate (ms) per stage that the allocator works from.
+  double stage_estimate_ms(StageId id) const;
+  Phase stage_phase(StageId id) const;
+
+  // Called at the start of every frame, before its simulation steps, in the order added (input
+  // polling is one: see gameplay/input.h).
+  void add_frame_hook(std::function<void(Engine&)> hook);
+
+  void request_quit() { quit_ = true; }
+  bool quit_requested() const { return quit_; }
+
+ private:
+  friend class StageContext;
+  struct Stage {
+    StageDesc desc;
+    std::uint16_t tag = 0;
+    double ema_ms = 0;
+    bool measured = false;
+    std::vector<StageId> successors;
+    std::uint32_t predecessors = 0;
+    std::uint64_t reach = 0;    // bit j: this stage reaches stage j
+    std::uint64_t reached = 0;  // bit j: stage j reaches this one
+    // Per run, written by jobs.
+    std::atomic<std::uint32_t> remaining{0};
+    std::atomic<std::uint64_t> cpu_ns{0};
+    std::atomic<std::uint32_t> jobs{0};
+    std::uint64_t begin_ns = 0;
+    std::uint64_t end_ns = 0;
+    std::uint32_t split = 1;
+    std::uint16_t workers = 1;
+    double chain_ms = 0;
+    bool critical = false;
+    std::uint16_t launch_rank = 0;
+    std::uint16_t ordinal = 0;
+  };
+  struct alignas(64) WorkerClock {
+    std::atomic<std::uint64_t> busy_ns{0};
+  };
+
+  void build_graph();
+  void decide(std::span<const StageId> group);
+  void run_group(std::span<const StageId> group, std::int64_t dt_ns, float alpha);
+  void run_stage(StageId id, std::int64_t dt_ns, float alpha);
+  void launch(StageId id);
+  void run_frame(std::uint32_t steps, std::int64_t present_dt_ns, float alpha);
+  void simulate_step();
+  void present(std::int64_t dt_ns, float alpha);
+  void begin_frame_stats();
+  void end_frame_stats(std::uint64_t begin_ns);
+  void note_job_overflows();
+  void apply_scene_switch();
+
+  EngineConfig config_;
+  std::unique_ptr<jobs::JobSystem> jobs_;
+  World world_;
+  std::vector<std::unique_ptr<Plugin>> plugins_;
+  std::vector<std::unique_ptr<Stage>> stages_;
+  std::vector<StageId> order_;
+  std::vector<StageId> sim_order_, present_order_;
+  std::vector<StageId> launch_scratch_;
+  bool graph_dirty_ = true;
+  GameClock game_clock_;
+  FixedStep fixed_;
+  std::uint64_t tick_ = 0;
+  std::uint64_t frame_number_ = 0;
+  // Job-system overflows before this frame, and the warning's throttle.
+  std::uint64_t overflows_before_ = 0;
+  std::uint64_t overflow_frames_ = 0;
+  std::uint64_t overflow_logged_ns_ = 0;
+  FrameStats stats_;
+  std::vector<WorkerClock> worker_clocks_;
+  std::vector<Decision> decisions_;
+  std::size_t decisions_used_ = 0;
+  std::vector<std::uint64_t> decided_frame_;
+  bool run_inline_ = false;  // decide(): this group runs inline on the calling thread
+  jobs::Counter group_done_;
+  std::int64_t run_dt_ns_ = 0;
+  float run_alpha_ = 1;
+  struct Scene {
+    std::string name;
+    std::function<void(Engine&)> setup;
+  };
+  std::vector<Scene> scenes_;
+  std::string scene_;
+  int pending_scene_ = -1;
+  bool quit_ = false;
+  std::vector<std::function<void(Engine&)>> frame_hooks_;
+};
+
+// Entities with this component survive scene switches.
+struct Persistent {
+  std::uint8_t unused = 0;
+};
+
+// --- templates ---------------------------------------------------------------------------------
+
+namespace detail {
+// The StageContext whose parallel_for chunk the calling thread is running, if any.
+const StageContext*& current_chunk();
+
+// A thread entering a stage or a chunk may be in the middle of another stage's work (helping
+// while it waits): this keeps that work's recording state and puts it back on leaving, also
+// when the stage or chunk throws.
+class RecordingGuard {
+ public:
+  RecordingGuard(CommandBuffer& cmd, const StageContext* inner)
+      : cmd_(cmd), mark_(cmd.mark()), chunk_(current_chunk()), outer_(chunk_) {
+    chunk_ = inner;
+  }
+  ~RecordingGuard() {
+    cmd_.restore(mark_);
+    chunk_ = outer_;
+  }
+  RecordingGuard(const RecordingGuard&) = delete;
+  RecordingGuard& operator=(const RecordingGuard&) = delete;
+
+ private:
+  CommandBuffer& cmd_;
+  CommandBuffer::Mark mark_;
+  const StageContext*& chunk_;
+  const StageContext* outer_;
+};
+}  // namespace detail
+
+template <class F>
+void StageContext::parallel_for(std::uint32_t n, const F& fn) {
+  if (detail::current_chunk() == this || std::this_thread::get_id() != root_thread_) {
+    // Called from inside one of this stage's own chunks (or from a job the stage submitted
+    // itself): run inline, under the caller's origin, so commands stay in item order and the
+    // stage's bookkeeping is touched by its root thread only.
+    if (n > 0) fn(0u, n);
+    return;
+  }
+  const std::uint32_t call = calls_++;
+  SPINDLE_ASSERTF(call + 1 < kMaxSegments, "stage '%s': at most %u parallel_for calls per run",
+                  name_, kMaxSegments - 1);
+  if (n == 0) return;
+  const std::uint32_t chunks = split_ < n ? split_ : n;
+  const std::size_t grain = (static_cast<std::size_t>(n) + chunks - 1) / chunks;
+  const std::uint64_t start = monotonic_ns();
+  // Serial code between calls k-1 and k records under segment k with the chunk flag clear,
+  // chunks of call k under segment k with the flag set: commands sort in program order, chunk
+  // items in item order, whatever the split.
+  const std::uint64_t base = serial_origin(call) | (std::uint64_t{1} << 32);
+  auto body = [this, base, &fn](std::size_t b, std::size_t e) {
+    const std::uint64_t t0 = monotonic_ns();
+    CommandBuffer& cmd = world_->commands().local(*jobs_);
+    const detail::RecordingGuard guard(cmd, this);
+    cmd.set_origin(base | b);
+    fn(static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(e));
+    chunk_done(t0);
+  };
+  CommandBuffer& cmd = world_->commands().local(*jobs_);
+  if (chunks <= 1) {
+    body(0, n);
+  } else {
+    jobs_->parallel_for_range(0, n, grain, body, jobs::JobDesc{name_, tag_, priority_});
+  }
+  nested_ns_ += monotonic_ns() - start;
+  cmd.set_origin(serial_origin(call + 1));
+}
+
+template <class... Ts, class F>
+StageId Engine::add_system(const char* name, F fn, Phase phase, std::vector<std::string> after,
+                           Access extra) {
+  (world_.register_component<std::remove_const_t<Ts>>(), ...);
+  // Every pair of the system's storages: queries then know when they share dense order.
+  const TypeId ids[] = {type_id<std::remove_const_t<Ts>>()...};
+  for (std::size_t a = 0; a < sizeof...(Ts); ++a)
+    for (std::size_t b = a + 1; b < sizeof...(Ts); ++b) world_.track_order(ids[a], ids[b]);
+  Access access = std::move(extra);
+  ((std::is_const_v<Ts> ? access.reads : access.writes)
+       .push_back(type_id<std::remove_const_t<Ts>>()),
+   ...);
+  StageDesc desc;
+  desc.name = name;
+  desc.phase = phase;
+  desc.access = std::move(access);
+  desc.after = std::move(after);
+  desc.run = [fn = std::move(fn)](StageContext& ctx) {
+    const Query<Ts...> query = ctx.world().template query<Ts...>();
+    ctx.parallel_for(query.size(), [&](std::uint32_t b, std::uint32_t e) {
+      query.each_range(b, e,
+                       [&](Entity entity, Ts&... components) { fn(ctx, entity, components...); });
+    });
+  };
+  return add_stage(std::move(desc));
+}
+
+}  // namespace spindle::core

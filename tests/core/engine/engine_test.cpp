@@ -1,0 +1,447 @@
+// The engine: frame graph from declared access, modes, the dynamic allocator, scenes, fixed
+// steps, and the determinism of the world hash across modes and worker counts.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <spindle/engine/engine.h>
+#include <spindle/gameplay/transform.h>
+
+#include "test_support.h"
+
+#include "test_components.h"
+
+namespace spindle::core {
+namespace {
+
+using test::Pos;
+using test::Vel;
+struct Health {
+  std::int32_t hp = 0;
+};
+struct Died {
+  Entity who;
+};
+struct Marker {
+  std::uint32_t value = 0;
+};
+
+EngineConfig config_for(jobs::Mode mode, std::uint32_t workers) {
+  return test::engine_config(mode, workers);
+}
+using ::spindle::test::available_modes;
+
+TEST(Engine, GraphOrdersConflictsAndLetsIndependentStagesOverlap) {
+  test::ScopedLogCapture quiet;
+  Engine engine(config_for(jobs::Mode::Single, 1));
+  auto noop = [](StageContext&) {};
+  const StageId a = engine.add_stage({.name = "a", .access = Access{}.write<Pos>(), .run = noop});
+  const StageId b = engine.add_stage({.name = "b", .access = Access{}.read<Pos>(), .run = noop});
+  const StageId c = engine.add_stage({.name = "c", .access = Access{}.write<Vel>(), .run = noop});
+  const StageId d = engine.add_stage(
+      {.name = "d", .access = Access{}.read<Vel>().write<Health>(), .after = {"c"}, .run = noop});
+  const StageId early = engine.add_stage(
+      {.name = "early", .phase = Phase::Input, .access = Access{}.write<Pos>(), .run = noop});
+  EXPECT_TRUE(engine.depends_on(b, a));
+  EXPECT_FALSE(engine.depends_on(a, b));
+  EXPECT_FALSE(engine.depends_on(c, a));  // disjoint access: may overlap
+  EXPECT_FALSE(engine.depends_on(b, c));
+  EXPECT_TRUE(engine.depends_on(d, c));
+  EXPECT_TRUE(engine.depends_on(a, early));  // earlier phase first despite registration
+  EXPECT_EQ(engine.stage_order().front(), early);
+  // a->b conflict has no declared order: reported. c->d is declared.
+  auto implicit = engine.implicit_orders();
+  ASSERT_EQ(implicit.size(), 1u);
+  EXPECT_EQ(implicit[0], std::make_pair(a, b));
+  // An order declared through a chain (f after e2 after e1; e1 and f conflict) is declared.
+  const StageId e1 = engine.add_stage(
+      {.name = "e1", .phase = Phase::Render, .access = Access{}.write<Health>(), .run = noop});
+  engine.add_stage({.name = "e2", .phase = Phase::Render, .after = {"e1"}, .run = noop});
+  const StageId f = engine.add_stage({.name = "f",
+                                      .phase = Phase::Render,
+                                      .access = Access{}.read<Health>(),
+                                      .after = {"e2"},
+                                      .run = noop});
+  EXPECT_TRUE(engine.depends_on(f, e1));
+  implicit = engine.implicit_orders();
+  ASSERT_EQ(implicit.size(), 1u);
+  EXPECT_EQ(implicit[0], std::make_pair(a, b));
+}
+
+TEST(Engine, ConflictingSystemsNeverOverlap) {
+  // Two systems write the same component; a third only reads another. Each records the
+  // intervals it ran in; the writers' intervals must not intersect in any mode.
+  for (jobs::Mode mode : available_modes()) {
+    Engine engine(config_for(mode, 2));
+    World& world = engine.world();
+    for (int i = 0; i < 2000; ++i) {
+      const Entity e = world.create();
+      world.add<Pos>(e);
+      world.add<Vel>(e, Vel{1, 1});
+    }
+    std::mutex m;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> first, second;
+    auto spin = [] {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    };
+    auto record = [&](std::vector<std::pair<std::uint64_t, std::uint64_t>>& into) {
+      return [&into, &m, spin](StageContext& ctx) {
+        ctx.parallel_for(64, [&](std::uint32_t, std::uint32_t) {
+          const std::uint64_t b = monotonic_ns();
+          spin();
+          const std::uint64_t e = monotonic_ns();
+          std::lock_guard<std::mutex> lock(m);
+          into.emplace_back(b, e);
+        });
+      };
+    };
+    engine.add_stage({.name = "w1", .access = Access{}.write<Pos>(), .run = record(first)});
+    engine.add_stage(
+        {.name = "w2", .access = Access{}.write<Pos>(), .after = {"w1"}, .run = record(second)});
+    for (int f = 0; f < 3; ++f) engine.step();
+    ASSERT_FALSE(first.empty());
+    ASSERT_FALSE(second.empty());
+    for (const auto& x : first)
+      for (const auto& y : second)
+        EXPECT_TRUE(x.second <= y.first || y.second <= x.first) << jobs::to_string(mode);
+    EXPECT_TRUE(engine.depends_on(1, 0));
+  }
+}
+
+// A scene with parallel movement, spawning and destroying through command buffers, events,
+// and a transform hierarchy: everything that could make modes diverge.
+void build_scene(Engine& engine) {
+  World& world = engine.world();
+  world.register_component<Pos>("pos");
+  world.register_component<Vel>("vel");
+  world.register_component<Health>("health");
+  world.events<Died>();
+  engine.add_plugin<TransformPlugin>();
+  engine.add_system<const Vel, Pos>("move", [](StageContext& ctx, Entity, const Vel& v, Pos& p) {
+    p.x += v.x * ctx.dt();
+    p.y += v.y * ctx.dt();
+  });
+  engine.add_system<Health, const Pos>(
+      "damage",
+      [](StageContext& ctx, Entity e, Health& h, const Pos& p) {
+        h.hp -= 1 + static_cast<std::int32_t>(p.x) % 3;
+        if (h.hp <= 0) {
+          ctx.commands().destroy(e);
+          ctx.commands().emit(Died{e});
+          ctx.commands().spawn(Pos{p.y, p.x}, Vel{-1.0f, 0.5f}, Health{40});
+        }
+      },
+      Phase::Gameplay, {"move"});
+  engine.add_system<const Pos, Transform>(
+      "sync",
+      [](StageContext&, Entity, const Pos& p, Transform& t) {
+        t.set_translation(glm::vec3(p.x, p.y, 0));
+        if (static_cast<int>(p.x) % 7 == 0)
+          t.set_rotation(glm::angleAxis(p.y * 0.01f, glm::vec3(0, 0, 1)));
+      },
+      Phase::Gameplay, {"move"});
+  engine.add_stage({.name = "count_deaths",
+                    .access = Access{}.write<Health>(),
+                    .after = {"damage"},
+                    .run = [](StageContext& ctx) {
+                      // Serial code in a stage: reads last step's events.
+                      for (const Died& d : ctx.world().read_events<Died>()) {
+                        (void)d;
+                        ctx.commands().spawn(Pos{1, 1}, Vel{0.25f, 0.25f}, Health{5});
+                      }
+                    }});
+  // Commands recorded around a direct wait on the job system (where this thread may run other
+  // stages' jobs) and from a parallel_for nested inside a chunk must still apply in program
+  // order.
+  world.register_component<Marker>("marker");
+  engine.add_stage(
+      {.name = "nested", .access = Access{}.write<Marker>(), .run = [](StageContext& ctx) {
+         if (ctx.tick() % 5 != 0) return;
+         ctx.commands().spawn(Marker{1});
+         std::atomic<std::uint32_t> sink{0};
+         ctx.jobs().parallel_for_range(0, 256, 1, [&](std::size_t b, std::size_t e) {
+           std::uint32_t x = 0;
+           for (std::size_t i = b; i < e; ++i) x += static_cast<std::uint32_t>(i * i);
+           sink.fetch_add(x, std::memory_order_relaxed);
+         });
+         ctx.commands().spawn(Marker{2});
+         ctx.parallel_for(40, [&](std::uint32_t b, std::uint32_t e) {
+           for (std::uint32_t i = b; i < e; ++i) {
+             if (i % 7 == 0) ctx.commands().spawn(Marker{100 + i});
+             ctx.parallel_for(2, [&](std::uint32_t nb, std::uint32_t ne) {
+               for (std::uint32_t j = nb; j < ne; ++j)
+                 if (i % 11 == 0) ctx.commands().spawn(Marker{1000 + i * 2 + j});
+             });
+           }
+         });
+         ctx.commands().spawn(Marker{3 + sink.load() % 2});
+       }});
+  Entity parent = Entity::null();
+  for (int i = 0; i < 3000; ++i) {
+    const Entity e = world.create();
+    world.add<Pos>(e, Pos{float(i % 100), float(i / 100)});
+    world.add<Vel>(e, Vel{float(i % 5) - 2.0f, float(i % 3) - 1.0f});
+    world.add<Health>(e, Health{10 + i % 50});
+    world.add<Transform>(e, Transform::from(glm::vec3(float(i), 0, 0)));
+    world.add<WorldTransform>(e);
+    if (i % 10 != 0) world.add<Parent>(e, Parent{parent});
+    if (i % 10 == 0) parent = e;
+  }
+}
+
+std::uint64_t run_scene(jobs::Mode mode, std::uint32_t workers, int steps) {
+  Engine engine(config_for(mode, workers));
+  build_scene(engine);
+  for (int i = 0; i < steps; ++i) engine.step();
+  return engine.world().state_hash();
+}
+
+TEST(Engine, SameHashInEveryModeAndWorkerCount) {
+  const std::uint64_t reference = run_scene(jobs::Mode::Single, 1, 40);
+  for (jobs::Mode mode : available_modes()) {
+    for (std::uint32_t workers : {1u, 2u, 4u}) {
+      if (mode == jobs::Mode::Single && workers > 1) continue;
+      EXPECT_EQ(run_scene(mode, workers, 40), reference)
+          << jobs::to_string(mode) << " with " << workers << " workers";
+    }
+  }
+}
+
+TEST(Engine, HashChangesWithTheSimulation) {
+  EXPECT_NE(run_scene(jobs::Mode::Single, 1, 10), run_scene(jobs::Mode::Single, 1, 11));
+}
+
+TEST(Engine, ModeSwitchBetweenFramesKeepsTheResult) {
+  if (!jobs::mode_available(jobs::Mode::Dynamic)) GTEST_SKIP() << "single-mode build";
+  Engine engine(config_for(jobs::Mode::Dynamic, 2));
+  build_scene(engine);
+  const jobs::Mode cycle[] = {jobs::Mode::Dynamic, jobs::Mode::Static, jobs::Mode::Single};
+  for (int i = 0; i < 30; ++i) {
+    engine.set_mode(cycle[i % 3]);
+    engine.step();
+  }
+  EXPECT_EQ(engine.world().state_hash(), run_scene(jobs::Mode::Single, 1, 30));
+}
+
+TEST(Engine, DynamicAllocatorGivesTheHeavyStageMoreWorkersAndStartsItFirst) {
+  if (!jobs::mode_available(jobs::Mode::Dynamic)) GTEST_SKIP() << "single-mode build";
+  Engine engine(config_for(jobs::Mode::Dynamic, 4));
+  auto busy = [](std::uint32_t us) {
+    return [us](StageContext& ctx) {
+      ctx.parallel_for(64, [us](std::uint32_t b, std::uint32_t e) {
+        const auto until =
+            std::chrono::steady_clock::now() + std::chrono::microseconds(us * (e - b) / 64);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+      });
+    };
+  };
+  struct A {};
+  struct B {};
+  struct C {};
+  const StageId heavy =
+      engine.add_stage({.name = "heavy", .access = Access{}.write<A>(), .run = busy(4000)});
+  const StageId light =
+      engine.add_stage({.name = "light", .access = Access{}.write<B>(), .run = busy(200)});
+  const StageId after = engine.add_stage(
+      {.name = "after_light", .access = Access{}.write<C>().read<B>(), .run = busy(200)});
+  for (int i = 0; i < 10; ++i) engine.step();
+  const auto decisions = engine.last_decisions();
+  ASSERT_EQ(decisions.size(), 3u);
+  auto find = [&](StageId id) {
+    return *std::find_if(decisions.begin(), decisions.end(),
+                         [&](const Decision& d) { return d.stage == id; });
+  };
+  const Decision h = find(heavy), l = find(light), a = find(after);
+  EXPECT_GT(h.workers, l.workers);
+  EXPECT_GT(h.split, l.split);
+  EXPECT_EQ(h.order, 0);  // longest first
+  EXPECT_TRUE(h.critical);
+  EXPECT_FALSE(l.critical);
+  // 20x apart by design; a loaded machine (other tests, sanitizers) stretches the short spins
+  // more, so only the order of magnitude is checked.
+  EXPECT_GT(h.predicted_ms, 3 * l.predicted_ms);
+  EXPECT_TRUE(engine.depends_on(after, light));
+  (void)a;
+  // Stage timings of the last frame are filled in.
+  const FrameStats& stats = engine.last_frame();
+  EXPECT_EQ(stats.stages[heavy].runs, 1u);
+  EXPECT_GE(stats.stages[heavy].jobs, 2u);
+  EXPECT_GT(stats.stages[heavy].cpu_ns, stats.stages[light].cpu_ns);
+  EXPECT_GT(stats.frame_ns, 0u);
+}
+
+TEST(Engine, CheapWorkIsNotSplitAndACheapFrameRunsInline) {
+  if (!jobs::mode_available(jobs::Mode::Dynamic)) GTEST_SKIP() << "single-mode build";
+  EngineConfig cheap = config_for(jobs::Mode::Dynamic, 2);
+  cheap.inline_below_us = 5000;  // generous, so sanitizer builds count as cheap too
+  cheap.min_chunk_us = 5000;
+  Engine engine(cheap);
+  std::atomic<std::uint32_t> outside_main{0};
+  const std::thread::id main = std::this_thread::get_id();
+  engine.add_stage({.name = "tiny", .run = [&](StageContext& ctx) {
+                      ctx.parallel_for(8, [&](std::uint32_t, std::uint32_t) {
+                        if (std::this_thread::get_id() != main) outside_main.fetch_add(1);
+                      });
+                    }});
+  for (int i = 0; i < 5; ++i) engine.step();
+  outside_main = 0;
+  for (int i = 0; i < 5; ++i) engine.step();
+  ASSERT_EQ(engine.last_decisions().size(), 1u);
+  EXPECT_EQ(engine.last_decisions()[0].split, 1u);
+  EXPECT_EQ(engine.last_decisions()[0].workers, 1u);
+  EXPECT_EQ(outside_main.load(), 0u);  // ran inline on the calling thread
+  // The same stage with real work gets split again.
+  EngineConfig c = config_for(jobs::Mode::Dynamic, 2);
+  Engine busy(c);
+  busy.add_stage({.name = "busy", .run = [](StageContext& ctx) {
+                    ctx.parallel_for(64, [](std::uint32_t b, std::uint32_t e) {
+                      const auto until = std::chrono::steady_clock::now() +
+                                         std::chrono::microseconds(20 * (e - b));
+                      while (std::chrono::steady_clock::now() < until) {
+                      }
+                    });
+                  }});
+  for (int i = 0; i < 5; ++i) busy.step();
+  ASSERT_EQ(busy.last_decisions().size(), 1u);
+  EXPECT_EQ(busy.last_decisions()[0].split, 2u * c.oversplit);
+  EXPECT_EQ(busy.last_decisions()[0].workers, 2u);
+}
+
+TEST(Engine, StaticAndSingleRecordNoDecisions) {
+  Engine engine(config_for(jobs::Mode::Single, 1));
+  engine.add_stage({.name = "x", .run = [](StageContext& ctx) { EXPECT_EQ(ctx.split(), 1u); }});
+  engine.step();
+  EXPECT_TRUE(engine.last_decisions().empty());
+}
+
+TEST(Engine, ScenesSwitchDestroyingAllButPersistentEntities) {
+  test::ScopedLogCapture quiet;
+  Engine engine(config_for(jobs::Mode::Single, 1));
+  int setups = 0;
+  Entity keeper = engine.world().create();
+  engine.world().add<Persistent>(keeper);
+  engine.add_scene("one", [&](Engine& e) {
+    ++setups;
+    for (int i = 0; i < 5; ++i) e.world().add<Pos>(e.world().create());
+  });
+  engine.add_scene("two", [&](Engine& e) {
+    ++setups;
+    e.world().add<Vel>(e.world().create());
+  });
+  EXPECT_FALSE(engine.switch_scene("three"));
+  ASSERT_TRUE(engine.switch_scene("one"));
+  engine.step();
+  EXPECT_EQ(engine.scene(), "one");
+  EXPECT_EQ(engine.world().entity_count(), 6u);
+  ASSERT_TRUE(engine.switch_scene("two"));
+  engine.step();
+  EXPECT_EQ(engine.world().entity_count(), 2u);
+  EXPECT_TRUE(engine.world().alive(keeper));
+  EXPECT_EQ(engine.world().query<Pos>().count(), 0u);
+  EXPECT_EQ(setups, 2);
+}
+
+TEST(Engine, FixedStepsFollowGameTime) {
+  EngineConfig c = config_for(jobs::Mode::Single, 1);
+  c.fixed_step_ns = 10'000'000;  // 100 Hz
+  Engine engine(c);
+  std::uint64_t sim_runs = 0, present_runs = 0;
+  float last_alpha = -1;
+  engine.add_stage({.name = "sim", .run = [&](StageContext& ctx) {
+                      ++sim_runs;
+                      EXPECT_EQ(ctx.dt_ns(), 10'000'000);
+                    }});
+  engine.add_stage({.name = "draw",
+                    .phase = Phase::Render,
+                    .run =
+                        [&](StageContext& ctx) {
+                          ++present_runs;
+                          last_alpha = ctx.alpha();
+                        },
+                    .simulation = false});
+  engine.frame(25'000'000);  // 2 steps, 5 ms left over
+  EXPECT_EQ(sim_runs, 2u);
+  EXPECT_EQ(present_runs, 1u);
+  EXPECT_NEAR(last_alpha, 0.5f, 1e-6);
+  EXPECT_EQ(engine.last_frame().steps, 2u);
+  engine.frame(5'000'000);  // completes a third step
+  EXPECT_EQ(sim_runs, 3u);
+  EXPECT_EQ(engine.tick(), 3u);
+}
+
+TEST(Engine, StageExceptionReachesTheCaller) {
+  for (jobs::Mode mode : available_modes()) {
+    Engine engine(config_for(mode, 2));
+    engine.add_stage(
+        {.name = "boom", .run = [](StageContext&) { throw std::runtime_error("boom"); }});
+    EXPECT_THROW(engine.step(), std::runtime_error) << jobs::to_string(mode);
+  }
+}
+
+// A stage whose jobs find no free slot runs them inline: correct, but serial. The frame says so
+// (FrameStats::job_overflows) and the log warns, instead of the stage quietly losing its
+// parallelism. Continuations of a job that is still running cannot run inline, so more of them
+// than any pool holds (oneTBB's 1,024 included) overflow in every mode.
+TEST(Engine, AFrameWhoseJobsOverflowSaysSo) {
+  for (jobs::Mode mode : available_modes()) {
+    EngineConfig config = config_for(mode, 2);
+    config.jobs_per_worker = 64;
+    Engine engine(config);
+    bool flood = true;
+    std::atomic<int> ran{0};
+    engine.add_stage({.name = "flood", .run = [&](StageContext& ctx) {
+                        if (!flood) return;
+                        jobs::Counter parent;
+                        jobs::Counter children;
+                        ctx.jobs().run(parent, {"parent"}, [&] {
+                          for (int i = 0; i < 1100; ++i) {
+                            ctx.jobs().run_after(parent, children, {"child"},
+                                                 [&] { ran.fetch_add(1); });
+                          }
+                        });
+                        ctx.jobs().wait(parent);
+                        ctx.jobs().wait(children);
+                      }});
+    test::ScopedLogCapture log;
+    engine.step();
+    EXPECT_EQ(ran.load(), 1100);
+    EXPECT_GT(engine.last_frame().job_overflows, 0u) << jobs::to_string(mode);
+    bool warned = false;
+    for (const auto& line : log.lines()) {
+      warned =
+          warned || (line.level == LogLevel::Warning &&
+                     line.message.find("ran inline for lack of a job slot") != std::string::npos);
+    }
+    EXPECT_TRUE(warned) << jobs::to_string(mode);
+    flood = false;
+    engine.step();
+    EXPECT_EQ(engine.last_frame().job_overflows, 0u) << jobs::to_string(mode);
+  }
+}
+
+// The engine sizes its per-participant state by the participants, not by the threads of the
+// mode it starts in: started in Single mode it can still switch to a threaded one.
+TEST(Engine, StartedSingleThreadedItCanSwitchToAThreadedMode) {
+  if (!jobs::mode_available(jobs::Mode::Dynamic)) GTEST_SKIP() << "single-mode build";
+  Engine engine(config_for(jobs::Mode::Single, 4));
+  EXPECT_EQ(engine.jobs().worker_count(), 1u);
+  build_scene(engine);
+  for (int i = 0; i < 10; ++i) engine.step();
+  engine.set_mode(jobs::Mode::Dynamic);
+  EXPECT_EQ(engine.jobs().worker_count(), 4u);
+  for (int i = 0; i < 20; ++i) engine.step();
+  EXPECT_EQ(engine.last_frame().worker_busy_ns.size(), 4u);
+  EXPECT_EQ(engine.world().state_hash(), run_scene(jobs::Mode::Single, 1, 30));
+}
+
+}  // namespace
+}  // namespace spindle::core
