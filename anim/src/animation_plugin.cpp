@@ -445,16 +445,16 @@ void AnimationPlugin::build(core::Engine& engine) {
       [a](core::StageContext& ctx, Entity, AnimationPlayer& player) {
         a->advance(ctx.dt(), player);
       },
-      core::Phase::Animation, {}, core::Access{}.read<Animation>());
+      kAnimationPhase, {}, core::Access{}.read<Animation>());
   engine.add_stage({.name = "anim_pose",
-                    .phase = core::Phase::Animation,
+                    .phase = kAnimationPhase,
                     .access = core::Access{}
                                   .read<AnimationPlayer, SkinnedMeshInstance>()
                                   .write<Animation, SkinnedBounds>(),
                     .run = [a](core::StageContext& ctx) { a->pose(ctx); },
                     .simulation = false});
   engine.add_stage({.name = "anim_skin",
-                    .phase = core::Phase::Animation,
+                    .phase = kAnimationPhase,
                     .access = core::Access{}.write<Animation, SkinnedBounds>(),
                     .after = {"anim_pose"},
                     .run = [a](core::StageContext& ctx) { a->skin(ctx); },

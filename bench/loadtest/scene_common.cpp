@@ -43,7 +43,7 @@ void add_render_prep_stage(core::Engine& engine, std::uint32_t capacity,
   draw.camera = camera;
   draw.radius = radius;
   engine.add_stage({.name = "render_prep",
-                    .phase = core::Phase::RenderPrep,
+                    .phase = render::kRenderPrepPhase,
                     .access = core::Access{}.read<core::WorldTransform>().write<SceneDraw>(),
                     .run = [](core::StageContext& ctx) {
                       SceneDraw& d = *ctx.world().resource<SceneDraw>();

@@ -21,8 +21,8 @@ float scene_unit(std::uint64_t seed, std::uint64_t index, std::uint64_t salt);
 // field of side `side`.
 render::Camera overview_camera(float side, float height, float distance);
 
-// Adds "render_prep" (Phase::RenderPrep, reads WorldTransform): every WorldTransform becomes a
-// renderable sphere of `radius` at its translation, culled against `camera`, keyed and sorted
+// Adds "render_prep" (render::kRenderPrepPhase, reads WorldTransform): every WorldTransform becomes
+// a renderable sphere of `radius` at its translation, culled against `camera`, keyed and sorted
 // through spindle::render::RenderPrep with the stage's split. At most `capacity` objects.
 void add_render_prep_stage(core::Engine& engine, std::uint32_t capacity,
                            const render::Camera& camera, float radius);

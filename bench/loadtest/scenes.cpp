@@ -6,7 +6,9 @@
 #include <map>
 #include <memory>
 
+#include <spindle/anim/animation_plugin.h>
 #include <spindle/gameplay/transform.h>
+#include <spindle/physics/physics.h>
 #include <spindle/physics/swarm.h>
 #include <spindle/render/draw_list.h>
 
@@ -197,9 +199,9 @@ void setup_boids(core::Engine& engine, const SceneParams& p) {
         t.set_translation(glm::vec3(a.pos, 0.0f));
         t.set_rotation(glm::angleAxis(std::atan2(a.vel.y, a.vel.x), glm::vec3(0, 0, 1)));
       },
-      core::Phase::Physics, {}, core::Access{}.read<FlockGrid>());  // the steered velocities
+      physics::kPhysicsPhase, {}, core::Access{}.read<FlockGrid>());  // the steered velocities
   engine.add_stage({.name = "flock_stats",
-                    .phase = core::Phase::Animation,
+                    .phase = anim::kAnimationPhase,
                     .access = core::Access{}.read<Agent>().write<FlockStats>(),
                     .run = [](core::StageContext& ctx) {
                       FlockStats& s = *ctx.world().resource<FlockStats>();
@@ -294,7 +296,7 @@ void setup_swarm(core::Engine& engine, const SceneParams& p) {
   }
 
   engine.add_stage({.name = "swarm_index",
-                    .phase = core::Phase::Physics,
+                    .phase = physics::kPhysicsPhase,
                     .access = core::Access{}.read<SwarmAgent>().write<SwarmState>(),
                     .run = [](core::StageContext& ctx) {
                       SwarmState& st = *ctx.world().resource<SwarmState>();
@@ -310,7 +312,7 @@ void setup_swarm(core::Engine& engine, const SceneParams& p) {
                       SPINDLE_ASSERT(built, "swarm: sized for every agent");
                     }});
   engine.add_stage({.name = "swarm_neighbours",
-                    .phase = core::Phase::Physics,
+                    .phase = physics::kPhysicsPhase,
                     .access = core::Access{}.write<SwarmState>(),
                     .after = {"swarm_index"},
                     .run = [](core::StageContext& ctx) {
@@ -319,7 +321,7 @@ void setup_swarm(core::Engine& engine, const SceneParams& p) {
                     }});
   engine.add_stage(
       {.name = "swarm_resolve",
-       .phase = core::Phase::Physics,
+       .phase = physics::kPhysicsPhase,
        .access = core::Access{}.read<SwarmAgent>().write<SwarmState>(),
        .after = {"swarm_neighbours"},
        .run = [](core::StageContext& ctx) {
@@ -357,7 +359,7 @@ void setup_swarm(core::Engine& engine, const SceneParams& p) {
         a.pos = st.pos[k];
         a.vel = st.vel[k];
       },
-      core::Phase::Physics, {"swarm_resolve"}, core::Access{}.read<SwarmState>());
+      physics::kPhysicsPhase, {"swarm_resolve"}, core::Access{}.read<SwarmState>());
 }
 
 // --- imbalanced --------------------------------------------------------------------------------
@@ -405,7 +407,7 @@ void setup_imbalanced(core::Engine& engine, const SceneParams& p) {
     world.add<WorkD>(e, WorkD{v});
   }
   engine.add_stage({.name = "serial",
-                    .phase = core::Phase::Physics,
+                    .phase = physics::kPhysicsPhase,
                     .access = core::Access{}.write<WorkA>(),
                     .run = [](core::StageContext& ctx) {
                       for (WorkA& a : ctx.world().storage<WorkA>()->data()) a.v = burn(a.v, 4);
@@ -422,7 +424,7 @@ void setup_imbalanced(core::Engine& engine, const SceneParams& p) {
                       });
                     }});
   engine.add_stage({.name = "light",
-                    .phase = core::Phase::Animation,
+                    .phase = anim::kAnimationPhase,
                     .access = core::Access{}.write<WorkC>(),
                     .run = [](core::StageContext& ctx) {
                       const std::span<WorkC> c = ctx.world().storage<WorkC>()->data();
@@ -433,7 +435,7 @@ void setup_imbalanced(core::Engine& engine, const SceneParams& p) {
                                        });
                     }});
   engine.add_stage({.name = "after_light",
-                    .phase = core::Phase::RenderPrep,
+                    .phase = render::kRenderPrepPhase,
                     .access = core::Access{}.read<WorkC>().write<WorkD>(),
                     .run = [](core::StageContext& ctx) {
                       const std::span<const WorkC> c = ctx.world().storage<WorkC>()->data();

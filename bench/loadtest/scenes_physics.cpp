@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <spindle/anim/animation_plugin.h>
 #include <spindle/gameplay/transform.h>
 #include <spindle/physics/physics.h>
 
@@ -222,7 +223,7 @@ void setup_boxes(core::Engine& engine, const SceneParams& p, std::uint32_t regio
     parts.items[i] = {glm::vec3(scene_unit(p.seed, i, 5), scene_unit(p.seed, i, 6), 0.0f),
                       glm::vec3(0.0f, scene_unit(p.seed, i, 7), 0.0f)};
   engine.add_stage({.name = "particles",
-                    .phase = core::Phase::Animation,
+                    .phase = anim::kAnimationPhase,
                     .access = core::Access{}.write<Particles>(),
                     .run = [](core::StageContext& ctx) {
                       std::vector<Particle>& items = ctx.world().resource<Particles>()->items;

@@ -1048,19 +1048,19 @@ void PhysicsPlugin::build(core::Engine& engine) {
   physics_ = &world.set_resource<Physics>(config_, world.capacity());
   engine.add_stage(
       {.name = "physics_sync",
-       .phase = core::Phase::Physics,
+       .phase = kPhysicsPhase,
        .access = core::Access{}.read<core::Transform>().write<RigidBody, Physics, BodyRejected>(),
        .run = [p = physics_](core::StageContext& ctx) { p->sync(ctx); }});
   engine.add_stage(
       {.name = "physics_step",
-       .phase = core::Phase::Physics,
+       .phase = kPhysicsPhase,
        .access =
            core::Access{}
                .write<Physics, CollisionBegan, CollisionEnded, TriggerEntered, TriggerExited>(),
        .after = {"physics_sync"},
        .run = [p = physics_](core::StageContext& ctx) { p->step(ctx); }});
   engine.add_stage({.name = "physics_writeback",
-                    .phase = core::Phase::Physics,
+                    .phase = kPhysicsPhase,
                     .access = core::Access{}.read<Physics>().write<core::Transform, RigidBody>(),
                     .after = {"physics_step"},
                     .run = [p = physics_](core::StageContext& ctx) { p->writeback(ctx); }});

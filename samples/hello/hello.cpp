@@ -21,6 +21,9 @@ using core::StageContext;
 
 // --- components: plain structs ---------------------------------------------------------------
 
+// Motion and collisions run after the game logic that steers (core's Phase::Gameplay, 200).
+constexpr core::Phase kMotionPhase{"motion", 300};
+
 struct Body {  // position and velocity on a wrapping 200 x 200 field
   glm::vec2 pos{0.0f};
   glm::vec2 vel{0.0f};
@@ -116,7 +119,7 @@ void build_game(core::Engine& engine) {
         body.pos += body.vel * ctx.dt();
         body.pos = glm::vec2(wrap(body.pos.x), wrap(body.pos.y));
       },
-      core::Phase::Physics);
+      kMotionPhase);
 
   engine.add_system<Bullet>("bullet_life", [](StageContext& ctx, Entity e, Bullet& b) {
     b.life -= ctx.dt();
@@ -125,7 +128,7 @@ void build_game(core::Engine& engine) {
 
   // Collisions after movement: every rock against bullets and the ship (small counts: direct).
   engine.add_stage({.name = "collide",
-                    .phase = core::Phase::Physics,
+                    .phase = kMotionPhase,
                     .access = core::Access{}.read<Body, Rock, Bullet, Ship>(),
                     .after = {"move"},
                     .run = [](StageContext& ctx) {

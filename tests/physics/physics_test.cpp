@@ -688,7 +688,7 @@ TEST(Physics, TheStepTouchesNoComponentSoOtherStagesMayOverlapIt) {
   };
   rig.engine.world().register_component<Particle>("particle");
   const core::StageId other = rig.engine.add_stage({.name = "particles",
-                                                    .phase = core::Phase::Animation,
+                                                    .phase = core::Phase{"animation", 500},
                                                     .access = core::Access{}.write<Particle>(),
                                                     .run = [](core::StageContext&) {}});
   const auto step = static_cast<core::StageId>(rig.engine.find_stage("physics_step"));

@@ -5,29 +5,9 @@
 
 #include <spindle/base/profiler.h>
 
-namespace spindle::core {
+#include "engine_impl.h"
 
-const char* to_string(Phase phase) {
-  switch (phase) {
-    case Phase::Input:
-      return "input";
-    case Phase::Gameplay:
-      return "gameplay";
-    case Phase::Physics:
-      return "physics";
-    case Phase::Transforms:
-      return "transforms";
-    case Phase::Animation:
-      return "animation";
-    case Phase::RenderPrep:
-      return "render_prep";
-    case Phase::Render:
-      return "render";
-    case Phase::Audio:
-      return "audio";
-  }
-  return "?";
-}
+namespace spindle::core {
 
 bool Access::conflicts(const Access& other) const {
   auto touches = [](const std::vector<TypeId>& set, TypeId t) {
@@ -53,19 +33,20 @@ const StageContext*& current_chunk() {
 
 void StageContext::chunk_done(std::uint64_t begin_ns) const {
   const std::uint64_t d = monotonic_ns() - begin_ns;
-  Engine::Stage& s = *engine_->stages_[stage_];
+  Engine::Impl& engine = *engine_->impl_;
+  Engine::Impl::Stage& s = *engine.stages[stage_];
   s.cpu_ns.fetch_add(d, std::memory_order_relaxed);
   s.jobs.fetch_add(1, std::memory_order_relaxed);
   const std::uint32_t slot = world_->commands().slot(*jobs_);
-  if (slot < engine_->worker_clocks_.size())
-    engine_->worker_clocks_[slot].busy_ns.fetch_add(d, std::memory_order_relaxed);
+  if (slot < engine.worker_clocks.size())
+    engine.worker_clocks[slot].busy_ns.fetch_add(d, std::memory_order_relaxed);
 }
 
 CommandBuffer& StageContext::commands() const {
   return world_->commands().local(*jobs_);
 }
 
-// --- Engine ------------------------------------------------------------------------------------
+// --- Engine: set-up and queries ----------------------------------------------------------------
 
 namespace {
 jobs::Config job_config(const EngineConfig& c) {
@@ -79,78 +60,155 @@ jobs::Config job_config(const EngineConfig& c) {
   if (c.profile) j.hooks = profiler::job_hooks();
   return j;
 }
+
+// TEMPORARY: jobs::JobSystem::stage_policy() lands with the job modes' split; same answers.
+struct StagePolicyShim {
+  bool concurrent_stages = false;
+  bool planned = false;
+  std::uint32_t chunks_per_worker = 0;
+  bool longest_first = false;
+};
+constexpr std::uint32_t kOversplitShim = ~0u;
+StagePolicyShim policy_of(const jobs::JobSystem& js) {
+  switch (js.mode()) {
+    case jobs::Mode::Single:
+      return {false, false, 0, false};
+    case jobs::Mode::Static:
+      return {false, false, 1, false};
+    case jobs::Mode::Tbb:
+      return {true, false, kOversplitShim, false};
+    case jobs::Mode::Dynamic:
+      break;
+  }
+  return {true, true, 0, true};
+}
 }  // namespace
 
-Engine::Engine(const EngineConfig& config)
-    : config_(config),
-      jobs_(std::make_unique<jobs::JobSystem>(job_config(config))),
-      world_(config.entity_capacity),
-      game_clock_(config.fixed_step_ns),
-      fixed_(config.fixed_step_ns, config.max_steps_per_frame) {
+Engine::Impl::Impl(Engine& owner_engine, const EngineConfig& engine_config)
+    : owner(owner_engine),
+      config(engine_config),
+      jobs(std::make_unique<jobs::JobSystem>(job_config(engine_config))),
+      world(engine_config.entity_capacity),
+      game_clock(engine_config.fixed_step_ns),
+      fixed(engine_config.fixed_step_ns, engine_config.max_steps_per_frame) {
   if (!jobs::mode_available(config.mode)) {
     SPINDLE_LOG_WARNING(Core, "engine: mode %s is not available in this build; using single",
                         jobs::to_string(config.mode));
   }
   // Per participant, not per thread of the current mode: set_mode() may start the workers later.
-  const std::uint32_t participants = jobs_->participant_count();
-  world_.commands().resize(participants);
+  const std::uint32_t participants = jobs->participant_count();
+  world.commands().resize(participants);
   // One clock per participant, then one per external command-buffer slot (oneTBB's threads).
-  worker_clocks_ = std::vector<WorkerClock>(participants + CommandBuffers::kExternalSlots);
-  stats_.worker_busy_ns.assign(participants, 0);
-  stages_.reserve(kMaxStages);
+  worker_clocks = std::vector<WorkerClock>(participants + CommandBuffers::kExternalSlots);
+  stats.worker_busy_ns.assign(participants, 0);
+  stages.reserve(kMaxStages);
 }
+
+Engine::Engine(const EngineConfig& config)
+    : impl_(std::make_unique<Impl>(*this, config)),
+      world_(&impl_->world),
+      jobs_(impl_->jobs.get()) {}
 
 Engine::~Engine() = default;
 
+const EngineConfig& Engine::config() const {
+  return impl_->config;
+}
+
+Plugin& Engine::adopt(std::unique_ptr<Plugin> plugin) {
+  Plugin& ref = *plugin;
+  impl_->plugins.push_back(std::move(plugin));
+  ref.build(*this);
+  return ref;
+}
+
 StageId Engine::add_stage(StageDesc desc) {
-  SPINDLE_ASSERTF(stages_.size() < kMaxStages, "at most %u stages", kMaxStages);
+  auto& stages = impl_->stages;
+  SPINDLE_ASSERTF(stages.size() < kMaxStages, "at most %u stages", kMaxStages);
   SPINDLE_ASSERT(desc.run != nullptr, "a stage has a run function");
-  auto stage = std::make_unique<Stage>();
+  auto stage = std::make_unique<Impl::Stage>();
   stage->desc = std::move(desc);
-  const auto id = static_cast<StageId>(stages_.size());
+  const auto id = static_cast<StageId>(stages.size());
   // Tag 0 is the job system's default; stage i books its jobs under tag i + 1.
   stage->tag = static_cast<std::uint16_t>(std::min<std::uint32_t>(id + 1, jobs::kMaxTags - 1));
-  stages_.push_back(std::move(stage));
-  graph_dirty_ = true;
+  stages.push_back(std::move(stage));
+  impl_->graph_dirty = true;
   return id;
 }
 
+std::uint32_t Engine::stage_count() const {
+  return static_cast<std::uint32_t>(impl_->stages.size());
+}
 const char* Engine::stage_name(StageId id) const {
-  return stages_[id]->desc.name;
+  return impl_->stages[id]->desc.name;
 }
 double Engine::stage_estimate_ms(StageId id) const {
-  return stages_[id]->ema_ms;
+  return impl_->stages[id]->ema_ms;
 }
 Phase Engine::stage_phase(StageId id) const {
-  return stages_[id]->desc.phase;
+  return impl_->stages[id]->desc.phase;
+}
+const std::string& Engine::scene() const {
+  return impl_->scene;
+}
+GameClock& Engine::game_clock() {
+  return impl_->game_clock;
+}
+std::uint64_t Engine::tick() const {
+  return impl_->tick;
+}
+std::uint64_t Engine::frame_number() const {
+  return impl_->frame_number;
+}
+const FrameStats& Engine::last_frame() const {
+  return impl_->stats;
+}
+std::span<const Decision> Engine::last_decisions() const {
+  return {impl_->decisions.data(), impl_->decisions_used};
+}
+void Engine::request_quit() {
+  impl_->quit = true;
+}
+bool Engine::quit_requested() const {
+  return impl_->quit;
+}
+void Engine::add_frame_hook(std::function<void(Engine&)> hook) {
+  impl_->frame_hooks.push_back(std::move(hook));
 }
 
-int Engine::find_stage(std::string_view name) const {
-  for (std::size_t i = 0; i < stages_.size(); ++i) {
-    if (name == stages_[i]->desc.name) return static_cast<int>(i);
+int Engine::Impl::find_stage(std::string_view name) const {
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    if (name == stages[i]->desc.name) return static_cast<int>(i);
   }
   return -1;
 }
+int Engine::find_stage(std::string_view name) const {
+  return impl_->find_stage(name);
+}
+
+Status Engine::check_graph() {
+  if (impl_->graph_dirty) impl_->build_graph();
+  return impl_->graph_status;
+}
 
 std::span<const StageId> Engine::stage_order() {
-  if (graph_dirty_) build_graph();
-  return order_;
+  if (impl_->graph_dirty) impl_->build_graph();
+  return impl_->order;
 }
 
 bool Engine::depends_on(StageId later, StageId earlier) {
-  if (graph_dirty_) build_graph();
-  return (stages_[earlier]->reach >> later) & 1u;
+  if (impl_->graph_dirty) impl_->build_graph();
+  return (impl_->stages[earlier]->reach >> later) & 1u;
 }
 
 std::vector<std::pair<StageId, StageId>> Engine::implicit_orders() {
-  if (graph_dirty_) build_graph();
-  // declared[i], bit j: stage i comes after stage j through a chain of `after` names.
-  const std::size_t n = stages_.size();
+  Impl& m = *impl_;
+  if (m.graph_dirty) m.build_graph();
+  // declared[i], bit j: stage i comes after stage j through a chain of `after` entries.
+  const std::size_t n = m.stages.size();
   std::vector<std::uint64_t> declared(n, 0);
-  for (std::size_t i = 0; i < n; ++i)
-    for (const std::string& name : stages_[i]->desc.after)
-      if (const int j = find_stage(name); j >= 0) declared[i] |= std::uint64_t{1} << j;
-  for (bool grew = true; grew;) {  // transitive closure; at most kMaxStages rounds
+  (void)m.resolve_after(declared);  // unknown entries were reported by build_graph()
+  for (bool grew = true; grew;) {   // transitive closure; at most kMaxStages rounds
     grew = false;
     for (std::size_t i = 0; i < n; ++i) {
       std::uint64_t all = declared[i];
@@ -161,13 +219,13 @@ std::vector<std::pair<StageId, StageId>> Engine::implicit_orders() {
     }
   }
   std::vector<std::pair<StageId, StageId>> out;
-  for (std::size_t a = 0; a < order_.size(); ++a) {
-    for (std::size_t b = a + 1; b < order_.size(); ++b) {
-      const StageId ia = order_[a], ib = order_[b];
-      const Stage& sa = *stages_[ia];
-      const Stage& sb = *stages_[ib];
-      if (sa.desc.simulation != sb.desc.simulation || sa.desc.phase != sb.desc.phase) continue;
-      if (!sa.desc.access.conflicts(sb.desc.access)) continue;
+  for (std::size_t a = 0; a < m.order.size(); ++a) {
+    for (std::size_t b = a + 1; b < m.order.size(); ++b) {
+      const StageId ia = m.order[a], ib = m.order[b];
+      const StageDesc& da = m.stages[ia]->desc;
+      const StageDesc& db = m.stages[ib]->desc;
+      if (da.simulation != db.simulation || da.phase != db.phase) continue;
+      if (!da.access.conflicts(db.access)) continue;
       if ((declared[ib] >> ia & 1) || (declared[ia] >> ib & 1)) continue;
       out.emplace_back(ia, ib);
     }
@@ -175,98 +233,132 @@ std::vector<std::pair<StageId, StageId>> Engine::implicit_orders() {
   return out;
 }
 
-void Engine::build_graph() {
-  const auto n = static_cast<StageId>(stages_.size());
-  order_.resize(n);
-  for (StageId i = 0; i < n; ++i) order_[i] = i;
+// --- the graph ---------------------------------------------------------------------------------
+
+// after_bits[i], bit j: stage i names stage j in `after`. An error names the first entry that is
+// no stage; the entries that are stages are still set.
+Status Engine::Impl::resolve_after(std::vector<std::uint64_t>& after_bits) const {
+  Status status;
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    for (const StageRef& ref : stages[i]->desc.after) {
+      const int j = ref.by_id() ? (ref.id() < stages.size() ? static_cast<int>(ref.id()) : -1)
+                                : find_stage(ref.name());
+      if (j >= 0) {
+        after_bits[i] |= std::uint64_t{1} << j;
+      } else if (status.ok()) {
+        status = Status::error(
+            ref.by_id() ? "stage '" + std::string(stages[i]->desc.name) + "' runs after stage id " +
+                              std::to_string(ref.id()) + ", and there are only " +
+                              std::to_string(stages.size()) + " stages"
+                        : "stage '" + std::string(stages[i]->desc.name) + "' runs after '" +
+                              ref.name() + "', and no stage has that name");
+      }
+    }
+  }
+  return status;
+}
+
+void Engine::Impl::build_graph() {
+  const auto n = static_cast<StageId>(stages.size());
+  order.resize(n);
+  for (StageId i = 0; i < n; ++i) order[i] = i;
   // Simulation before presentation, then phase, then registration.
-  std::stable_sort(order_.begin(), order_.end(), [&](StageId a, StageId b) {
-    const StageDesc& da = stages_[a]->desc;
-    const StageDesc& db = stages_[b]->desc;
+  std::stable_sort(order.begin(), order.end(), [&](StageId a, StageId b) {
+    const StageDesc& da = stages[a]->desc;
+    const StageDesc& db = stages[b]->desc;
     if (da.simulation != db.simulation) return da.simulation;
     return da.phase < db.phase;
   });
+  std::vector<std::uint64_t> after_bits(n, 0);
+  graph_status = resolve_after(after_bits);
+  if (!graph_status.ok()) SPINDLE_LOG_ERROR(Core, "engine: %s", graph_status.message().c_str());
   for (StageId i = 0; i < n; ++i) {
-    Stage& s = *stages_[i];
+    Stage& s = *stages[i];
     s.successors.clear();
     s.successors.reserve(n);
     s.predecessors = 0;
     s.reach = 0;
-    s.reached = 0;
   }
-  for (StageId k = 0; k < n; ++k) stages_[order_[k]]->ordinal = k;
+  for (StageId k = 0; k < n; ++k) stages[order[k]]->ordinal = k;
   for (StageId b = 0; b < n; ++b) {
     for (StageId a = 0; a < b; ++a) {
-      Stage& sa = *stages_[order_[a]];
-      Stage& sb = *stages_[order_[b]];
+      Stage& sa = *stages[order[a]];
+      Stage& sb = *stages[order[b]];
       if (sa.desc.simulation != sb.desc.simulation) continue;  // separate graphs
-      const bool named = std::find(sb.desc.after.begin(), sb.desc.after.end(), sa.desc.name) !=
-                         sb.desc.after.end();
+      const bool named = (after_bits[order[b]] >> order[a]) & 1u;
       if (named || sa.desc.access.conflicts(sb.desc.access)) {
-        sa.successors.push_back(order_[b]);
+        sa.successors.push_back(order[b]);
         ++sb.predecessors;
       }
     }
   }
   for (StageId b = 0; b < n; ++b) {
-    const Stage& sb = *stages_[order_[b]];
-    for (const std::string& name : sb.desc.after) {
-      const int a = find_stage(name);
-      if (a < 0) {
-        SPINDLE_LOG_WARNING(Core, "engine: stage '%s' runs after unknown stage '%s'", sb.desc.name,
-                            name.c_str());
-      } else if (stages_[a]->ordinal > sb.ordinal) {
-        SPINDLE_LOG_WARNING(Core,
-                            "engine: stage '%s' asks to run after '%s', which comes later (a later "
-                            "phase, or registered later in the same phase); the order (phase, "
-                            "registration) wins: register '%s' first",
-                            sb.desc.name, name.c_str(), name.c_str());
-      }
+    for (StageId a = 0; a < n; ++a) {
+      if (!((after_bits[b] >> a) & 1u) || stages[a]->ordinal < stages[b]->ordinal) continue;
+      const char* name = stages[a]->desc.name;
+      SPINDLE_LOG_WARNING(Core,
+                          "engine: stage '%s' asks to run after '%s', which comes later (a later "
+                          "phase, or registered later in the same phase); the order (phase, "
+                          "registration) wins: register '%s' first",
+                          stages[b]->desc.name, name, name);
     }
   }
   // Reachability, in reverse order so successors are complete.
   for (StageId k = n; k-- > 0;) {
-    Stage& s = *stages_[order_[k]];
-    for (StageId succ : s.successors) s.reach |= (std::uint64_t{1} << succ) | stages_[succ]->reach;
+    Stage& s = *stages[order[k]];
+    for (StageId succ : s.successors) s.reach |= (std::uint64_t{1} << succ) | stages[succ]->reach;
   }
-  for (StageId i = 0; i < n; ++i) {
-    for (StageId j = 0; j < n; ++j) {
-      if ((stages_[i]->reach >> j) & 1u) stages_[j]->reached |= std::uint64_t{1} << i;
-    }
-  }
-  sim_order_.clear();
-  present_order_.clear();
-  for (StageId id : order_)
-    (stages_[id]->desc.simulation ? sim_order_ : present_order_).push_back(id);
-  launch_scratch_.clear();
-  launch_scratch_.reserve(n);
-  decisions_.assign(n, Decision{});
-  decided_frame_.assign(n, 0);
-  stats_.stages.assign(n, StageTiming{});
-  graph_dirty_ = false;
+  build_group(sim, true);
+  build_group(present_group, false);
+  decisions.assign(n, Decision{});
+  decided_frame.assign(n, 0);
+  stats.stages.assign(n, StageTiming{});
+  graph_dirty = false;
 
-  for (const auto& [a, b] : implicit_orders()) {
+  for (const auto& [a, b] : owner.implicit_orders()) {
     SPINDLE_LOG_WARNING(Core,
                         "engine: stages '%s' and '%s' conflict and have no declared order; they "
                         "run in registration order (add `after` to make it explicit)",
-                        stages_[a]->desc.name, stages_[b]->desc.name);
+                        stages[a]->desc.name, stages[b]->desc.name);
   }
 }
 
+// The group's stages in order, and the planner's view of their edges in group indices.
+void Engine::Impl::build_group(Group& group, bool simulation) {
+  group.ids.clear();
+  for (StageId id : order)
+    if (stages[id]->desc.simulation == simulation) group.ids.push_back(id);
+  const std::size_t n = group.ids.size();
+  group.inputs.assign(n, StagePlanInput{});
+  group.plans.assign(n, StagePlan{});
+  group.launch_order.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Stage& s = *stages[group.ids[i]];
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::uint64_t bit = std::uint64_t{1} << j;
+      if ((s.reach >> group.ids[j]) & 1u) group.inputs[i].reaches |= bit;
+      if (std::find(s.successors.begin(), s.successors.end(), group.ids[j]) != s.successors.end())
+        group.inputs[i].successors |= bit;
+    }
+  }
+}
+
+// --- scenes ------------------------------------------------------------------------------------
+
 void Engine::add_scene(std::string name, std::function<void(Engine&)> setup) {
-  for (Scene& s : scenes_) {
+  for (Impl::Scene& s : impl_->scenes) {
     if (s.name == name) {
       s.setup = std::move(setup);
       return;
     }
   }
-  scenes_.push_back(Scene{std::move(name), std::move(setup)});
+  impl_->scenes.push_back(Impl::Scene{std::move(name), std::move(setup)});
 }
 
 bool Engine::switch_scene(std::string_view name) {
-  for (std::size_t i = 0; i < scenes_.size(); ++i) {
-    if (scenes_[i].name == name) {
-      pending_scene_ = static_cast<int>(i);
+  for (std::size_t i = 0; i < impl_->scenes.size(); ++i) {
+    if (impl_->scenes[i].name == name) {
+      impl_->pending_scene = static_cast<int>(i);
       return true;
     }
   }
@@ -275,20 +367,20 @@ bool Engine::switch_scene(std::string_view name) {
   return false;
 }
 
-void Engine::apply_scene_switch() {
-  if (pending_scene_ < 0) return;
-  const Scene& next = scenes_[static_cast<std::size_t>(pending_scene_)];
-  pending_scene_ = -1;
-  world_.apply_commands();
-  const ComponentStorage<Persistent>* keep = world_.storage<Persistent>();
-  for (std::uint32_t i = 0; i < world_.capacity(); ++i) {
-    const Entity e = world_.entity_at(i);
-    if (!e.is_null() && (keep == nullptr || !keep->has(i))) world_.destroy(e);
+void Engine::Impl::apply_scene_switch() {
+  if (pending_scene < 0) return;
+  const Scene& next = scenes[static_cast<std::size_t>(pending_scene)];
+  pending_scene = -1;
+  world.apply_commands();
+  const ComponentStorage<Persistent>* keep = world.storage<Persistent>();
+  for (std::uint32_t i = 0; i < world.capacity(); ++i) {
+    const Entity e = world.entity_at(i);
+    if (!e.is_null() && (keep == nullptr || !keep->has(i))) world.destroy(e);
   }
-  scene_ = next.name;
+  scene = next.name;
   // A copy: the setup may add scenes (and so move the one running).
   const std::function<void(Engine&)> setup = next.setup;
-  if (setup) setup(*this);
+  if (setup) setup(owner);
 }
 
 void Engine::set_mode(jobs::Mode mode) {
@@ -300,139 +392,89 @@ void Engine::set_mode(jobs::Mode mode) {
   jobs_->set_mode(mode);
 }
 
-void Engine::decide(std::span<const StageId> group) {
-  const jobs::Mode mode = jobs_->mode();
-  const std::uint32_t workers = jobs_->worker_count();
-  for (StageId id : group) {
-    Stage& s = *stages_[id];
-    s.critical = false;
-    s.launch_rank = 0;
-    s.workers = static_cast<std::uint16_t>(workers);
-    switch (mode) {
-      case jobs::Mode::Single:
-        s.split = 1;
-        break;
-      case jobs::Mode::Static:
-        s.split = workers;
-        break;
-      case jobs::Mode::Tbb:
-        s.split = workers * config_.oversplit;
-        break;
-      case jobs::Mode::Dynamic:
-        break;
-    }
-  }
-  run_inline_ = false;
-  if (mode != jobs::Mode::Dynamic) return;
+// --- running a group of stages -----------------------------------------------------------------
 
-  // A cheap group runs inline (once every stage has been measured).
-  double total_ms = 0;
-  bool measured = true;
-  for (StageId id : group) {
-    total_ms += stages_[id]->ema_ms;
-    measured = measured && stages_[id]->measured;
-  }
-  run_inline_ = measured && total_ms * 1000.0 < config_.inline_below_us;
-
-  // Shares: each stage against the stages that may run beside it.
-  for (StageId id : group) {
-    Stage& s = *stages_[id];
-    const std::uint64_t related = s.reach | s.reached | (std::uint64_t{1} << id);
-    double concurrent = s.ema_ms;
-    for (StageId other : group) {
-      if (!((related >> other) & 1u)) concurrent += stages_[other]->ema_ms;
+void Engine::Impl::decide(Group& group) {
+  const StagePolicyShim policy = policy_of(*jobs);
+  const std::uint32_t workers = jobs->worker_count();
+  group.run_inline = false;
+  if (!policy.planned) {
+    const std::uint32_t split =
+        policy.chunks_per_worker == kOversplitShim
+            ? workers * config.oversplit
+            : std::max<std::uint32_t>(1, workers * policy.chunks_per_worker);
+    for (StageId id : group.ids) {
+      Stage& s = *stages[id];
+      s.critical = false;
+      s.workers = static_cast<std::uint16_t>(workers);
+      s.split = split;
     }
-    double share = concurrent > 0 ? s.ema_ms / concurrent : 1.0;
-    if (!std::isfinite(share)) share = 1.0;
-    long w = std::clamp<long>(std::lround(workers * share), 1, static_cast<long>(workers));
-    const auto most = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(w) * config_.oversplit);
-    // Measured stages: no chunk planned below min_chunk_us.
-    const double by_cost = config_.min_chunk_us > 0 ? s.ema_ms * 1000.0 / config_.min_chunk_us
-                                                    : static_cast<double>(most);
-    s.split = !s.measured
-                  ? most
-                  : static_cast<std::uint32_t>(std::clamp<double>(std::floor(by_cost), 1.0, most));
-    if (run_inline_) s.split = 1;
-    w = std::min<long>(w,
-                       static_cast<long>(s.split));  // a stage cannot use more workers than chunks
-    s.workers = static_cast<std::uint16_t>(w);
+    return;
   }
-  // Critical path: the chain with the largest summed estimate. chain_ms = own estimate plus the
-  // longest chain among successors (the group is in topological order, so walk it backwards).
-  double best = -1;
-  StageId start = group.front();
-  for (std::size_t k = group.size(); k-- > 0;) {
-    Stage& s = *stages_[group[k]];
-    double tail = 0;
-    for (StageId succ : s.successors) tail = std::max(tail, stages_[succ]->chain_ms);
-    s.chain_ms = s.ema_ms + tail;
-    if (s.predecessors == 0 && s.chain_ms > best) {
-      best = s.chain_ms;
-      start = group[k];
-    }
+  for (std::size_t i = 0; i < group.ids.size(); ++i) {
+    const Stage& s = *stages[group.ids[i]];
+    group.inputs[i].cost_ms = s.ema_ms;
+    group.inputs[i].measured = s.measured;
   }
-  for (StageId cur = start;;) {
-    Stage& s = *stages_[cur];
-    s.critical = true;
-    if (s.successors.empty()) break;
-    StageId next = s.successors.front();
-    for (StageId succ : s.successors) {
-      if (stages_[succ]->chain_ms > stages_[next]->chain_ms) next = succ;
-    }
-    cur = next;
+  StagePlanner planner;
+  planner.stages = group.inputs;
+  planner.workers = workers;
+  planner.oversplit = config.oversplit;
+  planner.min_chunk_us = config.min_chunk_us;
+  planner.inline_below_us = config.inline_below_us;
+  planner.plans = group.plans;
+  planner.launch_order = group.launch_order;
+  const bool planned = planner.run();
+  SPINDLE_ASSERT(planned, "the stage planner accepts the engine's graph and config");
+  group.run_inline = planner.run_inline;
+  for (std::size_t i = 0; i < group.ids.size(); ++i) {
+    Stage& s = *stages[group.ids[i]];
+    const StagePlan& plan = group.plans[i];
+    s.workers = plan.workers;
+    s.split = plan.split;
+    s.critical = plan.critical;
   }
-  // Launch order: longest first.
-  launch_scratch_.assign(group.begin(), group.end());
-  // Insertion sort: stable, allocation-free (std::stable_sort takes a heap buffer), and the
-  // group has at most kMaxStages entries.
-  for (std::size_t i = 1; i < launch_scratch_.size(); ++i) {
-    const StageId v = launch_scratch_[i];
-    std::size_t j = i;
-    for (; j > 0 && stages_[launch_scratch_[j - 1]]->ema_ms < stages_[v]->ema_ms; --j)
-      launch_scratch_[j] = launch_scratch_[j - 1];
-    launch_scratch_[j] = v;
-  }
-  for (std::size_t r = 0; r < launch_scratch_.size(); ++r)
-    stages_[launch_scratch_[r]]->launch_rank = static_cast<std::uint16_t>(r);
   // Successors are released most costly first, too.
-  for (StageId id : group) {
-    std::vector<StageId>& succ = stages_[id]->successors;
+  for (StageId id : group.ids) {
+    std::vector<StageId>& succ = stages[id]->successors;
+    // Insertion sort: stable, allocation-free (std::stable_sort takes a heap buffer).
     for (std::size_t i = 1; i < succ.size(); ++i) {
       const StageId v = succ[i];
       std::size_t j = i;
-      for (; j > 0 && stages_[succ[j - 1]]->ema_ms < stages_[v]->ema_ms; --j) succ[j] = succ[j - 1];
+      for (; j > 0 && stages[succ[j - 1]]->ema_ms < stages[v]->ema_ms; --j) succ[j] = succ[j - 1];
       succ[j] = v;
     }
   }
   // Record the first decision of each stage in this frame (later simulation steps of the same
   // frame repeat it with the same estimates).
-  for (StageId id : group) {
-    const Stage& s = *stages_[id];
-    if (decisions_used_ >= decisions_.size() || decided_frame_[id] == frame_number_ + 1) continue;
-    decided_frame_[id] = frame_number_ + 1;
-    decisions_[decisions_used_++] =
-        Decision{id, s.workers, s.split, s.launch_rank, s.critical, s.ema_ms};
+  for (std::size_t i = 0; i < group.ids.size(); ++i) {
+    const StageId id = group.ids[i];
+    const Stage& s = *stages[id];
+    if (decisions_used >= decisions.size() || decided_frame[id] == frame_number + 1) continue;
+    decided_frame[id] = frame_number + 1;
+    decisions[decisions_used++] =
+        Decision{id, s.workers, s.split, group.plans[i].launch_rank, s.critical, s.ema_ms};
   }
 }
 
-void Engine::run_stage(StageId id, std::int64_t dt_ns, float alpha) {
-  Stage& s = *stages_[id];
+void Engine::Impl::run_stage(StageId id, std::int64_t dt_ns, float alpha) {
+  Stage& s = *stages[id];
   StageContext ctx;
-  ctx.engine_ = this;
-  ctx.world_ = &world_;
-  ctx.jobs_ = jobs_.get();
+  ctx.engine_ = &owner;
+  ctx.world_ = &world;
+  ctx.jobs_ = jobs.get();
   ctx.name_ = s.desc.name;
   ctx.stage_ = id;
   ctx.tag_ = s.tag;
   ctx.ordinal_ = s.ordinal;
   ctx.split_ = s.split;
   ctx.dt_ns_ = dt_ns;
-  ctx.tick_ = tick_;
+  ctx.tick_ = tick;
   ctx.alpha_ = alpha;
   ctx.priority_ = s.critical ? jobs::Priority::High : jobs::Priority::Normal;
   ctx.root_thread_ = std::this_thread::get_id();
   // This thread may be inside another stage's wait, helping: keep that stage's recording state.
-  CommandBuffer& cmd = world_.commands().local(*jobs_);
+  CommandBuffer& cmd = world.commands().local(*jobs);
   const detail::RecordingGuard guard(cmd, nullptr);
   cmd.set_origin(ctx.serial_origin(0));
   const std::uint64_t begin = monotonic_ns();
@@ -444,70 +486,71 @@ void Engine::run_stage(StageId id, std::int64_t dt_ns, float alpha) {
   const std::uint64_t self = (end - begin) - std::min(end - begin, ctx.nested_ns_);
   s.cpu_ns.fetch_add(self, std::memory_order_relaxed);
   s.jobs.fetch_add(1, std::memory_order_relaxed);
-  const std::uint32_t slot = world_.commands().slot(*jobs_);
-  if (slot < worker_clocks_.size())
-    worker_clocks_[slot].busy_ns.fetch_add(self, std::memory_order_relaxed);
+  const std::uint32_t slot = world.commands().slot(*jobs);
+  if (slot < worker_clocks.size())
+    worker_clocks[slot].busy_ns.fetch_add(self, std::memory_order_relaxed);
 }
 
-void Engine::launch(StageId id) {
-  Stage& s = *stages_[id];
+void Engine::Impl::launch(StageId id) {
+  Stage& s = *stages[id];
   const jobs::JobDesc desc{s.desc.name, s.tag,
                            s.critical ? jobs::Priority::High : jobs::Priority::Normal};
-  jobs_->run(group_done_, desc, [this, id] {
-    run_stage(id, run_dt_ns_, run_alpha_);
+  jobs->run(group_done, desc, [this, id] {
+    run_stage(id, run_dt_ns, run_alpha);
     // Release successors (sorted most costly first by decide()) in reverse: this thread's deque
     // is last-in first-out, so it runs the most costly one next and thieves take the rest.
-    const std::vector<StageId>& succ = stages_[id]->successors;
+    const std::vector<StageId>& succ = stages[id]->successors;
     for (std::size_t k = succ.size(); k-- > 0;) {
-      if (stages_[succ[k]]->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) launch(succ[k]);
+      if (stages[succ[k]]->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) launch(succ[k]);
     }
   });
 }
 
-void Engine::run_group(std::span<const StageId> group, std::int64_t dt_ns, float alpha) {
-  if (group.empty()) return;
-  world_.refresh_order();  // structural changes happen between groups only
+void Engine::Impl::run_group(Group& group, std::int64_t dt_ns, float alpha) {
+  if (group.ids.empty()) return;
+  world.refresh_order();  // structural changes happen between groups only
   decide(group);
-  const jobs::Mode mode = jobs_->mode();
-  for (StageId id : group) {
-    Stage& s = *stages_[id];
+  const StagePolicyShim policy = policy_of(*jobs);
+  for (StageId id : group.ids) {
+    Stage& s = *stages[id];
     s.cpu_ns.store(0, std::memory_order_relaxed);
     s.jobs.store(0, std::memory_order_relaxed);
   }
-  if (mode == jobs::Mode::Single || mode == jobs::Mode::Static || run_inline_) {
-    for (StageId id : group) {
+  if (!policy.concurrent_stages || group.run_inline) {
+    for (StageId id : group.ids) {
       // Stages run inline here, not as jobs: give the profiler a zone for each.
       struct Zone {
         bool on;
         ~Zone() {
           if (on) profiler::end_zone();
         }
-      } zone{config_.profile};
-      if (zone.on) profiler::begin_zone(stages_[id]->desc.name);
+      } zone{config.profile};
+      if (zone.on) profiler::begin_zone(stages[id]->desc.name);
       run_stage(id, dt_ns, alpha);
     }
   } else {
-    run_dt_ns_ = dt_ns;
-    run_alpha_ = alpha;
-    for (StageId id : group)
-      stages_[id]->remaining.store(stages_[id]->predecessors, std::memory_order_relaxed);
-    // Roots, longest first. The submitting thread's own deque is last-in first-out while
-    // thieves take from the other end, so push the longest last: this thread starts it at once
-    // and a woken worker steals the next longest.
-    if (mode == jobs::Mode::Dynamic) {
-      for (std::size_t k = launch_scratch_.size(); k-- > 0;) {
-        if (stages_[launch_scratch_[k]]->predecessors == 0) launch(launch_scratch_[k]);
+    run_dt_ns = dt_ns;
+    run_alpha = alpha;
+    for (StageId id : group.ids)
+      stages[id]->remaining.store(stages[id]->predecessors, std::memory_order_relaxed);
+    if (policy.longest_first) {
+      // Roots, longest first. The submitting thread's own deque is last-in first-out while
+      // thieves take from the other end, so push the longest last: this thread starts it at once
+      // and a woken worker steals the next longest.
+      for (std::size_t k = group.launch_order.size(); k-- > 0;) {
+        const StageId id = group.ids[group.launch_order[k]];
+        if (stages[id]->predecessors == 0) launch(id);
       }
     } else {
-      for (StageId id : group) {
-        if (stages_[id]->predecessors == 0) launch(id);
+      for (StageId id : group.ids) {
+        if (stages[id]->predecessors == 0) launch(id);
       }
     }
-    jobs_->wait(group_done_);
+    jobs->wait(group_done);
   }
-  for (StageId id : group) {
-    Stage& s = *stages_[id];
-    StageTiming& t = stats_.stages[id];
+  for (StageId id : group.ids) {
+    Stage& s = *stages[id];
+    StageTiming& t = stats.stages[id];
     t.wall_ns += s.end_ns - s.begin_ns;
     const std::uint64_t cpu = s.cpu_ns.load(std::memory_order_relaxed);
     t.cpu_ns += cpu;
@@ -516,101 +559,100 @@ void Engine::run_group(std::span<const StageId> group, std::int64_t dt_ns, float
   }
 }
 
-void Engine::begin_frame_stats() {
-  for (StageTiming& t : stats_.stages) t = StageTiming{};
-  for (WorkerClock& w : worker_clocks_) w.busy_ns.store(0, std::memory_order_relaxed);
-  stats_.steps = 0;
-  decisions_used_ = 0;
-  overflows_before_ = jobs_->stats().inline_overflows;
+// --- the frame ---------------------------------------------------------------------------------
+
+void Engine::Impl::begin_frame_stats() {
+  for (StageTiming& t : stats.stages) t = StageTiming{};
+  for (WorkerClock& w : worker_clocks) w.busy_ns.store(0, std::memory_order_relaxed);
+  stats.steps = 0;
+  decisions_used = 0;
+  overflows_before = jobs->stats().inline_overflows;
 }
 
-void Engine::end_frame_stats(std::uint64_t begin_ns) {
-  stats_.frame = frame_number_;
-  stats_.frame_ns = monotonic_ns() - begin_ns;
+void Engine::Impl::end_frame_stats(std::uint64_t begin_ns) {
+  stats.frame = frame_number;
+  stats.frame_ns = monotonic_ns() - begin_ns;
   std::uint64_t busy = 0;
-  const std::size_t participants = stats_.worker_busy_ns.size();
-  for (std::size_t w = 0; w < participants; ++w) stats_.worker_busy_ns[w] = 0;
-  for (std::size_t w = 0; w < worker_clocks_.size(); ++w) {
-    const std::uint64_t ns = worker_clocks_[w].busy_ns.load(std::memory_order_relaxed);
+  const std::size_t participants = stats.worker_busy_ns.size();
+  for (std::size_t w = 0; w < participants; ++w) stats.worker_busy_ns[w] = 0;
+  for (std::size_t w = 0; w < worker_clocks.size(); ++w) {
+    const std::uint64_t ns = worker_clocks[w].busy_ns.load(std::memory_order_relaxed);
     // Threads that are not participants (oneTBB's, in the tbb mode) are booked on participants
     // 1.. in the order they first ran stage work: the pool has that many threads.
     const std::size_t slot =
         w < participants ? w : (participants > 1 ? 1 + (w - participants) % (participants - 1) : 0);
-    stats_.worker_busy_ns[slot] += ns;
+    stats.worker_busy_ns[slot] += ns;
     busy += ns;
   }
-  const std::uint64_t capacity = stats_.frame_ns * jobs_->worker_count();
-  stats_.idle_ns = capacity > busy ? capacity - busy : 0;
+  const std::uint64_t capacity = stats.frame_ns * jobs->worker_count();
+  stats.idle_ns = capacity > busy ? capacity - busy : 0;
   note_job_overflows();
   // Cost estimates for the next frame: EMA of CPU time per frame.
-  for (std::size_t i = 0; i < stages_.size(); ++i) {
-    Stage& s = *stages_[i];
-    if (stats_.stages[i].runs == 0) continue;
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    Stage& s = *stages[i];
+    if (stats.stages[i].runs == 0) continue;
     // Per run: a frame that catches up several simulation steps must not look several times
     // as costly to decisions made per step.
-    const double ms = static_cast<double>(stats_.stages[i].cpu_ns) * 1e-6 / stats_.stages[i].runs;
-    s.ema_ms = s.measured ? config_.ema_alpha * ms + (1 - config_.ema_alpha) * s.ema_ms : ms;
+    const double ms = static_cast<double>(stats.stages[i].cpu_ns) * 1e-6 / stats.stages[i].runs;
+    s.ema_ms = s.measured ? config.ema_alpha * ms + (1 - config.ema_alpha) * s.ema_ms : ms;
     s.measured = true;
   }
-  ++frame_number_;
+  ++frame_number;
 }
 
-void Engine::note_job_overflows() {
-  const std::uint64_t total = jobs_->stats().inline_overflows;
+void Engine::Impl::note_job_overflows() {
+  const std::uint64_t total = jobs->stats().inline_overflows;
   // reset_stats() between frames (the load test does) restarts the count.
-  stats_.job_overflows = total >= overflows_before_ ? total - overflows_before_ : total;
-  if (stats_.job_overflows == 0) return;
-  ++overflow_frames_;
+  stats.job_overflows = total >= overflows_before ? total - overflows_before : total;
+  if (stats.job_overflows == 0) return;
+  ++overflow_frames;
   // Every overflowing frame is counted in FrameStats; the log says so at most once a second.
   const std::uint64_t now = monotonic_ns();
-  if (overflow_logged_ns_ != 0 && now - overflow_logged_ns_ < 1'000'000'000) return;
-  overflow_logged_ns_ = now;
+  if (overflow_logged_ns != 0 && now - overflow_logged_ns < 1'000'000'000) return;
+  overflow_logged_ns = now;
   SPINDLE_LOG_WARNING(Core,
                       "frame %llu: %llu job(s) ran inline for lack of a job slot (%llu frame(s) "
                       "overflowed so far): raise jobs::Config::jobs_per_worker (now %u)",
-                      static_cast<unsigned long long>(frame_number_),
-                      static_cast<unsigned long long>(stats_.job_overflows),
-                      static_cast<unsigned long long>(overflow_frames_),
-                      jobs_->config().jobs_per_worker);
+                      static_cast<unsigned long long>(frame_number),
+                      static_cast<unsigned long long>(stats.job_overflows),
+                      static_cast<unsigned long long>(overflow_frames),
+                      jobs->config().jobs_per_worker);
 }
 
-void Engine::simulate_step() {
-  world_.begin_event_step();
-  run_group(sim_order_, config_.fixed_step_ns, 1.0f);
-  world_.apply_commands();
-  world_.end_event_step();
-  ++tick_;
-  ++stats_.steps;
+void Engine::Impl::simulate_step() {
+  world.begin_event_step();
+  run_group(sim, config.fixed_step_ns, 1.0f);
+  world.apply_commands();
+  world.end_event_step();
+  ++tick;
+  ++stats.steps;
 }
 
-void Engine::present(std::int64_t dt_ns, float alpha) {
-  run_group(present_order_, dt_ns, alpha);
-  world_.apply_commands();
-}
-
-void Engine::add_frame_hook(std::function<void(Engine&)> hook) {
-  frame_hooks_.push_back(std::move(hook));
+void Engine::Impl::present(std::int64_t dt_ns, float alpha) {
+  run_group(present_group, dt_ns, alpha);
+  world.apply_commands();
 }
 
 void Engine::frame(std::int64_t delta_ns) {
-  const std::int64_t game_dt = game_clock_.advance(delta_ns);
-  const std::uint32_t steps = fixed_.add(game_dt);
-  run_frame(steps, game_dt, static_cast<float>(fixed_.alpha()));
+  const std::int64_t game_dt = impl_->game_clock.advance(delta_ns);
+  const std::uint32_t steps = impl_->fixed.add(game_dt);
+  impl_->run_frame(steps, game_dt, static_cast<float>(impl_->fixed.alpha()));
 }
 
 void Engine::step() {
-  run_frame(1, config_.fixed_step_ns, 1.0f);
+  impl_->run_frame(1, impl_->config.fixed_step_ns, 1.0f);
 }
 
 // One body for frame() and step(), so that a frame of k steps is k step()s to the simulation.
-void Engine::run_frame(std::uint32_t steps, std::int64_t present_dt_ns, float alpha) {
-  if (graph_dirty_) build_graph();
+void Engine::Impl::run_frame(std::uint32_t steps, std::int64_t present_dt_ns, float alpha) {
+  if (graph_dirty) build_graph();
   apply_scene_switch();
-  if (graph_dirty_) build_graph();  // a scene setup may add stages
+  if (graph_dirty) build_graph();  // a scene setup may add stages
+  SPINDLE_ASSERTF(graph_status.ok(), "engine: %s", graph_status.message().c_str());
   const std::uint64_t begin = monotonic_ns();
   begin_frame_stats();
-  for (const std::function<void(Engine&)>& hook : frame_hooks_) hook(*this);
-  world_.begin_event_frame();
+  for (const std::function<void(Engine&)>& hook : frame_hooks) hook(owner);
+  world.begin_event_frame();
   for (; steps > 0; --steps) simulate_step();
   present(present_dt_ns, alpha);
   end_frame_stats(begin);

@@ -25,7 +25,7 @@ void TransformPlugin::build(Engine& engine) {
 
   StageDesc desc;
   desc.name = "transforms";
-  desc.phase = Phase::Transforms;
+  desc.phase = kTransformsPhase;
   desc.access = Access{}.read<Parent>().write<Transform, WorldTransform>();
   desc.run = [this](StageContext& ctx) { update(ctx); };
   engine.add_stage(std::move(desc));

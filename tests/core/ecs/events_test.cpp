@@ -85,7 +85,7 @@ class EventsGame {
                            if (t.id == kRockTimer) ctx.commands().spawn(Rock{t.count});
                        }});
     engine_.add_stage({.name = "hud",
-                       .phase = Phase::Render,
+                       .phase = Phase{"render", 700},
                        .run = [this](StageContext& ctx) { count_events(ctx.world(), presented_); },
                        .simulation = false});
     for (std::uint64_t i = 0; i < 10; ++i) world.add<Coin>(world.create(), Coin{1 + 2 * i});
@@ -248,7 +248,7 @@ TEST(Events, EventsEmittedByPresentationReachTheNextStepOnce) {
                     }});
   engine.add_stage(
       {.name = "show",
-       .phase = Phase::Render,
+       .phase = Phase{"render", 700},
        .run = [](StageContext& ctx) { ctx.commands().emit(Shown{ctx.engine().frame_number()}); },
        .simulation = false});
   std::vector<std::uint64_t> looped;

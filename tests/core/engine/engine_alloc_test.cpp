@@ -89,7 +89,7 @@ TEST(EngineAlloc, MultiStepFramesWithEventsAllocateNothing) {
                                      ctx.world().read_events<EntityDestroyed>().size();
                       }});
     engine.add_stage({.name = "show",
-                      .phase = Phase::Render,
+                      .phase = Phase{"render", 700},
                       .run =
                           [&presented](StageContext& ctx) {
                             presented += ctx.world().read_events<Expired>().size() +

@@ -60,11 +60,13 @@ TEST(Engine, GraphOrdersConflictsAndLetsIndependentStagesOverlap) {
   ASSERT_EQ(implicit.size(), 1u);
   EXPECT_EQ(implicit[0], std::make_pair(a, b));
   // An order declared through a chain (f after e2 after e1; e1 and f conflict) is declared.
-  const StageId e1 = engine.add_stage(
-      {.name = "e1", .phase = Phase::Render, .access = Access{}.write<Health>(), .run = noop});
-  engine.add_stage({.name = "e2", .phase = Phase::Render, .after = {"e1"}, .run = noop});
+  const StageId e1 = engine.add_stage({.name = "e1",
+                                       .phase = Phase{"render", 700},
+                                       .access = Access{}.write<Health>(),
+                                       .run = noop});
+  engine.add_stage({.name = "e2", .phase = Phase{"render", 700}, .after = {"e1"}, .run = noop});
   const StageId f = engine.add_stage({.name = "f",
-                                      .phase = Phase::Render,
+                                      .phase = Phase{"render", 700},
                                       .access = Access{}.read<Health>(),
                                       .after = {"e2"},
                                       .run = noop});
@@ -231,52 +233,26 @@ TEST(Engine, ModeSwitchBetweenFramesKeepsTheResult) {
   EXPECT_EQ(engine.world().state_hash(), run_scene(jobs::Mode::Single, 1, 30));
 }
 
-TEST(Engine, DynamicAllocatorGivesTheHeavyStageMoreWorkersAndStartsItFirst) {
+// The planner's arithmetic is tested with exact inputs in stage_planner_test.cpp; here, that a
+// frame's timings reach FrameStats.
+TEST(Engine, StageTimingsOfTheLastFrameAreFilledIn) {
   if (!jobs::mode_available(jobs::Mode::Dynamic)) GTEST_SKIP() << "single-mode build";
   Engine engine(config_for(jobs::Mode::Dynamic, 4));
-  auto busy = [](std::uint32_t us) {
-    return [us](StageContext& ctx) {
-      ctx.parallel_for(64, [us](std::uint32_t b, std::uint32_t e) {
-        const auto until =
-            std::chrono::steady_clock::now() + std::chrono::microseconds(us * (e - b) / 64);
-        while (std::chrono::steady_clock::now() < until) {
-        }
-      });
-    };
-  };
   struct A {};
-  struct B {};
-  struct C {};
-  const StageId heavy =
-      engine.add_stage({.name = "heavy", .access = Access{}.write<A>(), .run = busy(4000)});
-  const StageId light =
-      engine.add_stage({.name = "light", .access = Access{}.write<B>(), .run = busy(200)});
-  const StageId after = engine.add_stage(
-      {.name = "after_light", .access = Access{}.write<C>().read<B>(), .run = busy(200)});
-  for (int i = 0; i < 10; ++i) engine.step();
-  const auto decisions = engine.last_decisions();
-  ASSERT_EQ(decisions.size(), 3u);
-  auto find = [&](StageId id) {
-    return *std::find_if(decisions.begin(), decisions.end(),
-                         [&](const Decision& d) { return d.stage == id; });
-  };
-  const Decision h = find(heavy), l = find(light), a = find(after);
-  EXPECT_GT(h.workers, l.workers);
-  EXPECT_GT(h.split, l.split);
-  EXPECT_EQ(h.order, 0);  // longest first
-  EXPECT_TRUE(h.critical);
-  EXPECT_FALSE(l.critical);
-  // 20x apart by design; a loaded machine (other tests, sanitizers) stretches the short spins
-  // more, so only the order of magnitude is checked.
-  EXPECT_GT(h.predicted_ms, 3 * l.predicted_ms);
-  EXPECT_TRUE(engine.depends_on(after, light));
-  (void)a;
-  // Stage timings of the last frame are filled in.
+  const StageId stage = engine.add_stage(
+      {.name = "work", .access = Access{}.write<A>(), .run = [](StageContext& ctx) {
+         ctx.parallel_for(64, [](std::uint32_t b, std::uint32_t e) {
+           volatile double x = 0;
+           for (std::uint32_t i = b * 1000; i < e * 1000; ++i) x = x + 1.0 / (1 + i);
+         });
+       }});
+  for (int i = 0; i < 3; ++i) engine.step();
   const FrameStats& stats = engine.last_frame();
-  EXPECT_EQ(stats.stages[heavy].runs, 1u);
-  EXPECT_GE(stats.stages[heavy].jobs, 2u);
-  EXPECT_GT(stats.stages[heavy].cpu_ns, stats.stages[light].cpu_ns);
+  EXPECT_EQ(stats.stages[stage].runs, 1u);
+  EXPECT_GE(stats.stages[stage].jobs, 1u);
+  EXPECT_GT(stats.stages[stage].cpu_ns, 0u);
   EXPECT_GT(stats.frame_ns, 0u);
+  EXPECT_EQ(engine.last_decisions().size(), 1u);
 }
 
 TEST(Engine, CheapWorkIsNotSplitAndACheapFrameRunsInline) {
@@ -299,21 +275,60 @@ TEST(Engine, CheapWorkIsNotSplitAndACheapFrameRunsInline) {
   EXPECT_EQ(engine.last_decisions()[0].split, 1u);
   EXPECT_EQ(engine.last_decisions()[0].workers, 1u);
   EXPECT_EQ(outside_main.load(), 0u);  // ran inline on the calling thread
-  // The same stage with real work gets split again.
-  EngineConfig c = config_for(jobs::Mode::Dynamic, 2);
-  Engine busy(c);
-  busy.add_stage({.name = "busy", .run = [](StageContext& ctx) {
-                    ctx.parallel_for(64, [](std::uint32_t b, std::uint32_t e) {
-                      const auto until = std::chrono::steady_clock::now() +
-                                         std::chrono::microseconds(20 * (e - b));
-                      while (std::chrono::steady_clock::now() < until) {
-                      }
-                    });
-                  }});
-  for (int i = 0; i < 5; ++i) busy.step();
-  ASSERT_EQ(busy.last_decisions().size(), 1u);
-  EXPECT_EQ(busy.last_decisions()[0].split, 2u * c.oversplit);
-  EXPECT_EQ(busy.last_decisions()[0].workers, 2u);
+}
+
+TEST(Engine, AfterTakesStageIdsAsWellAsNames) {
+  Engine engine(config_for(jobs::Mode::Single, 1));
+  auto noop = [](StageContext&) {};
+  const StageId first = engine.add_stage({.name = "first", .run = noop});
+  const StageId by_id = engine.add_stage({.name = "by_id", .after = {first}, .run = noop});
+  const StageId by_name = engine.add_stage({.name = "by_name", .after = {"by_id"}, .run = noop});
+  ASSERT_TRUE(engine.check_graph().ok());
+  EXPECT_TRUE(engine.depends_on(by_id, first));
+  EXPECT_TRUE(engine.depends_on(by_name, by_id));
+  EXPECT_TRUE(engine.depends_on(by_name, first));
+}
+
+TEST(Engine, AnUnknownStageInAfterIsAnErrorThatStopsTheFrame) {
+  test::ThrowOnAssert throw_on_assert;
+  auto noop = [](StageContext&) {};
+  {
+    Engine engine(config_for(jobs::Mode::Single, 1));
+    engine.add_stage({.name = "render", .after = {"physiks"}, .run = noop});
+    const Status status = engine.check_graph();
+    ASSERT_FALSE(status.ok());
+    EXPECT_NE(status.message().find("'render'"), std::string::npos) << status.message();
+    EXPECT_NE(status.message().find("'physiks'"), std::string::npos) << status.message();
+    EXPECT_THROW(engine.step(), test::AssertFailure);
+    // Adding the missing stage fixes the graph.
+    engine.add_stage({.name = "physiks", .run = noop});
+    EXPECT_TRUE(engine.check_graph().ok());
+  }
+  {
+    Engine engine(config_for(jobs::Mode::Single, 1));
+    engine.add_stage({.name = "a", .after = {StageId{7}}, .run = noop});
+    const Status status = engine.check_graph();
+    ASSERT_FALSE(status.ok());
+    EXPECT_NE(status.message().find("stage id 7"), std::string::npos) << status.message();
+    EXPECT_THROW(engine.frame(kNsPerSecond / 60), test::AssertFailure);
+  }
+}
+
+TEST(Engine, PluginsDeclareTheirOwnPhases) {
+  Engine engine(config_for(jobs::Mode::Single, 1));
+  constexpr Phase kLate{"late", 900};
+  constexpr Phase kEarly{"early", 50};
+  std::vector<std::string> ran;
+  auto record = [&ran](const char* name) {
+    return [&ran, name](StageContext&) { ran.emplace_back(name); };
+  };
+  engine.add_stage({.name = "late", .phase = kLate, .run = record("late")});
+  engine.add_stage({.name = "game", .run = record("game")});  // Phase::Gameplay by default
+  engine.add_stage({.name = "early", .phase = kEarly, .run = record("early")});
+  engine.add_stage({.name = "input", .phase = Phase::Input, .run = record("input")});
+  engine.step();
+  EXPECT_EQ(ran, (std::vector<std::string>{"early", "input", "game", "late"}));
+  EXPECT_STREQ(to_string(engine.stage_phase(0)), "late");
 }
 
 TEST(Engine, StaticAndSingleRecordNoDecisions) {
@@ -361,7 +376,7 @@ TEST(Engine, FixedStepsFollowGameTime) {
                       EXPECT_EQ(ctx.dt_ns(), 10'000'000);
                     }});
   engine.add_stage({.name = "draw",
-                    .phase = Phase::Render,
+                    .phase = Phase{"render", 700},
                     .run =
                         [&](StageContext& ctx) {
                           ++present_runs;

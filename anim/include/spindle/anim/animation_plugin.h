@@ -18,7 +18,7 @@
 //   spindle::anim::CharacterView v = anim.view(e);           // after the frame: what to draw
 //   draw(v.positions, v.normals, world.get<WorldTransform>(e));
 //
-// Stages (Phase::Animation):
+// Stages (kAnimationPhase):
 //   anim_advance  simulation, per entity: each layer's time += dt * speed, wrapped into
 //                 [0, duration) when looping (any speed sign), clamped to [0, duration] otherwise;
 //                 a non-finite time restarts at 0.
@@ -180,6 +180,10 @@ class Animation {
   std::uint64_t assets_added_ = 0;  // rejected characters are retried when this changes
   std::unique_ptr<Impl> impl_;
 };
+
+// Where the animation stages run: after gameplay, physics and transforms (400), before render
+// preparation.
+inline constexpr core::Phase kAnimationPhase{"animation", 500};
 
 // Registers the components (animation_player, skinned_mesh, skinned_bounds), the Animation
 // resource and the three stages.

@@ -314,6 +314,9 @@ class Physics {
   std::unique_ptr<Impl> impl_;
 };
 
+// Where the physics stages run: after gameplay (200), before transforms (400).
+inline constexpr core::Phase kPhysicsPhase{"physics", 300};
+
 // Registers RigidBody and the events, and adds the Physics resource and the three stages.
 class PhysicsPlugin final : public core::Plugin {
  public:

@@ -41,6 +41,7 @@
 #include <glm/glm.hpp>
 
 #include "spindle/algorithms/radix_sort.h"
+#include "spindle/engine/phase.h"
 #include "spindle/jobs/job_system.h"
 #include "spindle/render/camera.h"
 
@@ -120,6 +121,11 @@ struct DrawItem {
   std::uint64_t key;
   std::uint32_t object;
 };
+
+// Where rendering's stages run: render preparation (culling, sorting) after animation (500),
+// drawing after it.
+inline constexpr core::Phase kRenderPrepPhase{"render_prep", 600};
+inline constexpr core::Phase kRenderPhase{"render", 700};
 
 class RenderPrep {
  public:

@@ -15,7 +15,7 @@
 //         p.x += v.x * ctx.dt();
 //       });
 //   // A stage with its own code (declares what it touches; may split its own work):
-//   engine.add_stage({.name = "score", .phase = spindle::core::Phase::Gameplay,
+//   engine.add_stage({.name = "score", .phase = spindle::core::Phase::Gameplay,  // or your own
 //                     .access = spindle::core::Access{}.read<Position>(),
 //                     .run = [](spindle::core::StageContext& ctx) { ... ctx.parallel_for(n, fn);
 //                     }});
@@ -23,67 +23,16 @@
 //   engine.switch_scene("level1");
 //   while (!engine.quit_requested()) engine.frame(real_delta_ns);  // or engine.step() in tests
 //
-// The frame. Stages are ordered by (phase, registration order). Stage B depends on an earlier
-// stage A when they conflict (one writes a component type the other reads or writes) or when B
-// names A in `after`; stages with no path between them may run at the same time. Simulation
-// stages run once per fixed step (FixedStep accumulator, EngineConfig::fixed_step_ns): each step
-// begins by delivering the events emitted since the previous step and ends with the sync point,
-// where command buffers are applied. Presentation stages (render, audio: `simulation = false`)
-// run once per frame, after the steps, with StageContext::alpha() for interpolation.
-// Two conflicting stages in the same phase with no declared order still run in registration
-// order, but the graph reports them (implicit_orders(), and a warning in the log) so the order
-// is a decision, not an accident.
-//
-// Events (details in world.h). A simulation stage reads those emitted in the previous step (or
-// since, by a presentation stage or the game), each in exactly one step. A presentation stage,
-// and the game after frame() or step(), reads every event the frame's steps read, each once
-// (none after a frame that ran no step). So a frame of k steps gives the simulation exactly what
-// k calls of step() give it.
-//
-// Modes:
-//   single  - stages in order on the calling thread, each one chunk; no worker threads.
-//   static  - stages in order, one after another; each stage's work split evenly over all
-//             workers (the job system's static mode deals chunks round-robin, no stealing).
-//   dynamic - every stage is a job that starts when the stages it depends on are done, so
-//             independent stages overlap; work stealing; and the dynamic allocator below
-//             decides, every frame, each stage's share of the workers, its split and its start.
-//   tbb     - the dynamic graph run through oneTBB with a fixed split (reference only).
-//
-// The dynamic allocator. Each stage's cost c_i is an exponential moving average (alpha =
-// EngineConfig::ema_alpha) of its measured CPU time (summed job time) per run. For stage i let
-// C_i be the stages that can run concurrently with it (no path either way in the graph). With W
-// workers it gets
-//     workers_i = clamp(round(W * c_i / (c_i + sum_{j in C_i} c_j)), 1, W)
-// and is split into
-//     split_i = clamp(floor(c_i / EngineConfig::min_chunk_us), 1, workers_i * oversplit)
-// chunks: a stage alone gets all W workers, oversplitting leaves stealing room to even out
-// uneven chunks, and no chunk is planned smaller than min_chunk_us (a chunk costs a few
-// microseconds to hand out; a cheap stage runs as one job). A whole group (the simulation step,
-// or the presentation) estimated below EngineConfig::inline_below_us runs inline on the calling
-// thread, in order, as in single mode: waking workers would cost more than it saves (the
-// decision records workers = split = 1 for each stage then). Ready stages start
-// longest first (descending c_i), and the stages on the critical path (the longest chain by c_i)
-// run at high priority, so the longest chain starts first and the short independent stages
-// fill the gaps around it: the aim is that concurrent stages finish together. With stealing,
-// workers_i is a share expressed through the split, not a hard reservation. Every frame's
-// decisions are kept (last_decisions()) for the reports and the trace. Estimates follow the
-// recent past: a stage that is costly only now and then is planned from its average, so its
-// rare costly run gets a coarse split.
-//
-// Work a stage submits to the job system directly (ctx.jobs()) is timed as the stage's own
-// serial time, including any help the waiting thread gives other stages meanwhile; a
-// ctx.parallel_for called from such a job runs inline.
-//
-// Determinism: simulation runs on integer nanosecond fixed steps; parallel_for hands out
-// disjoint ranges; command buffers apply in item order (see world.h). The world's state hash
-// after N steps is the same in every mode and with any number of workers, provided stages write
-// only the entities of their own range (or through command buffers).
-//
-// Memory: once the graph is built (first frame after a change), a frame allocates nothing from
-// the heap: timings, decisions and command buffers live in storage sized at build time.
+// Stages run in (phase order, registration order); a stage depends on an earlier one when their
+// access conflicts or when it names it in `after` (by name or StageId; an unknown one is an
+// error). Simulation stages run once per fixed step, presentation stages (`simulation = false`)
+// once per frame after the steps. The engine asks the job system how to run each group of stages
+// (JobSystem::stage_policy()): one after another (single, static) or as a graph of jobs (dynamic,
+// tbb), where dynamic mode's StagePlanner (stage_planner.h) shares the workers out every frame.
+// The world hash after N steps is the same in every mode and worker count. A frame allocates
+// nothing once the graph is built. The reasons and the planner's formulas: docs/engine.md.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -93,26 +42,15 @@
 #include <vector>
 
 #include <spindle/base/log.h>
+#include <spindle/base/result.h>
 #include <spindle/base/time.h>
 #include <spindle/ecs/world.h>
+#include <spindle/engine/phase.h>
 #include <spindle/jobs/job_system.h>
 
 namespace spindle::core {
 
 class Engine;
-
-// Where a stage sits in the frame; stages are ordered by phase, then by registration.
-enum class Phase : std::uint8_t {
-  Input,
-  Gameplay,
-  Physics,
-  Transforms,
-  Animation,
-  RenderPrep,
-  Render,
-  Audio,
-};
-const char* to_string(Phase phase);
 
 // The component (or resource) types a stage reads and writes.
 struct Access {
@@ -135,16 +73,34 @@ struct Access {
 
 class StageContext;
 
+using StageId = std::uint16_t;
+
+// A stage named in StageDesc::after: by name (looked up when the graph is built) or by id.
+class StageRef {
+ public:
+  StageRef(const char* name) : name_(name) {}  // NOLINT: implicit, so {"a", "b"} reads well
+  StageRef(std::string name) : name_(std::move(name)) {}
+  StageRef(std::string_view name) : name_(name) {}
+  StageRef(StageId id) : id_(id) {}
+  bool by_id() const { return id_ >= 0; }
+  StageId id() const { return static_cast<StageId>(id_); }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+  int id_ = -1;
+};
+
 struct StageDesc {
   const char* name = "stage";  // must outlive the engine (a literal)
   Phase phase = Phase::Gameplay;
   Access access{};
-  std::vector<std::string> after{};  // stages that must finish first (by name)
+  // Stages that must finish first, by name or StageId, in the same phase or an earlier one. A
+  // name no stage has (or an id out of range) is an error when the graph is built.
+  std::vector<StageRef> after{};
   std::function<void(StageContext&)> run{};
   bool simulation = true;  // false: once per frame after the simulation steps (render, audio)
 };
-
-using StageId = std::uint16_t;
 // Stage i books its jobs under job tag i + 1 (tag 0 is the job system's default).
 inline constexpr std::uint32_t kMaxStages = jobs::kMaxTags - 1;
 
@@ -268,10 +224,10 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  World& world() { return world_; }
-  const World& world() const { return world_; }
+  World& world() { return *world_; }
+  const World& world() const { return *world_; }
   jobs::JobSystem& jobs() { return *jobs_; }
-  const EngineConfig& config() const { return config_; }
+  const EngineConfig& config() const;
 
   // Stages and systems; the graph is rebuilt before the next frame.
   StageId add_stage(StageDesc desc);
@@ -280,16 +236,13 @@ class Engine {
   // `extra` declares what fn touches besides its components (e.g. a resource it reads).
   template <class... Ts, class F>
   StageId add_system(const char* name, F fn, Phase phase = Phase::Gameplay,
-                     std::vector<std::string> after = {}, Access extra = {});
+                     std::vector<StageRef> after = {}, Access extra = {});
+  // Creates the plugin, keeps it for the engine's lifetime and calls its build().
   template <class P, class... A>
   P& add_plugin(A&&... args) {
-    auto plugin = std::make_unique<P>(std::forward<A>(args)...);
-    P& ref = *plugin;
-    plugins_.push_back(std::move(plugin));
-    ref.build(*this);
-    return ref;
+    return static_cast<P&>(adopt(std::make_unique<P>(std::forward<A>(args)...)));
   }
-  std::uint32_t stage_count() const { return static_cast<std::uint32_t>(stages_.size()); }
+  std::uint32_t stage_count() const;
   const char* stage_name(StageId id) const;
   // -1 when there is no such stage.
   int find_stage(std::string_view name) const;
@@ -298,12 +251,15 @@ class Engine {
   bool depends_on(StageId later, StageId earlier);  // path earlier -> later
   // Pairs of conflicting stages ordered only by registration (no `after`, same phase).
   std::vector<std::pair<StageId, StageId>> implicit_orders();
+  // Builds the graph if it changed. An error names the stage whose `after` names no stage (or an
+  // id out of range); frame() and step() stop on that error (an assert, with the same message).
+  Status check_graph();
 
   // Scenes: switching destroys every entity (entities with a Persistent component stay) and
   // runs the next scene's setup, at the start of the next frame.
   void add_scene(std::string name, std::function<void(Engine&)> setup);
   bool switch_scene(std::string_view name);  // false: no such scene
-  const std::string& scene() const { return scene_; }
+  const std::string& scene() const;
 
   // Runs one frame: fixed simulation steps for `delta_ns` of game time (0 to
   // max_steps_per_frame of them), then presentation.
@@ -314,12 +270,12 @@ class Engine {
   void set_mode(jobs::Mode mode);
   jobs::Mode mode() const { return jobs_->mode(); }
 
-  GameClock& game_clock() { return game_clock_; }
-  std::uint64_t tick() const { return tick_; }
-  std::uint64_t frame_number() const { return frame_number_; }
-  const FrameStats& last_frame() const { return stats_; }
-  // The allocator's decisions of the last frame (dynamic mode; empty otherwise).
-  std::span<const Decision> last_decisions() const { return {decisions_.data(), decisions_used_}; }
+  GameClock& game_clock();
+  std::uint64_t tick() const;
+  std::uint64_t frame_number() const;
+  const FrameStats& last_frame() const;
+  // The planner's decisions of the last frame (dynamic mode; empty otherwise).
+  std::span<const Decision> last_decisions() const;
   // Cost estimate (ms) per stage that the allocator works from.
   double stage_estimate_ms(StageId id) const;
   Phase stage_phase(StageId id) const;
@@ -328,85 +284,18 @@ class Engine {
   // polling is one: see gameplay/input.h).
   void add_frame_hook(std::function<void(Engine&)> hook);
 
-  void request_quit() { quit_ = true; }
-  bool quit_requested() const { return quit_; }
+  void request_quit();
+  bool quit_requested() const;
 
  private:
   friend class StageContext;
-  struct Stage {
-    StageDesc desc;
-    std::uint16_t tag = 0;
-    double ema_ms = 0;
-    bool measured = false;
-    std::vector<StageId> successors;
-    std::uint32_t predecessors = 0;
-    std::uint64_t reach = 0;    // bit j: this stage reaches stage j
-    std::uint64_t reached = 0;  // bit j: stage j reaches this one
-    // Per run, written by jobs.
-    std::atomic<std::uint32_t> remaining{0};
-    std::atomic<std::uint64_t> cpu_ns{0};
-    std::atomic<std::uint32_t> jobs{0};
-    std::uint64_t begin_ns = 0;
-    std::uint64_t end_ns = 0;
-    std::uint32_t split = 1;
-    std::uint16_t workers = 1;
-    double chain_ms = 0;
-    bool critical = false;
-    std::uint16_t launch_rank = 0;
-    std::uint16_t ordinal = 0;
-  };
-  struct alignas(64) WorkerClock {
-    std::atomic<std::uint64_t> busy_ns{0};
-  };
+  struct Impl;  // the frame graph, timings, scenes: core/engine/src/engine_impl.h
+  Plugin& adopt(std::unique_ptr<Plugin> plugin);
 
-  void build_graph();
-  void decide(std::span<const StageId> group);
-  void run_group(std::span<const StageId> group, std::int64_t dt_ns, float alpha);
-  void run_stage(StageId id, std::int64_t dt_ns, float alpha);
-  void launch(StageId id);
-  void run_frame(std::uint32_t steps, std::int64_t present_dt_ns, float alpha);
-  void simulate_step();
-  void present(std::int64_t dt_ns, float alpha);
-  void begin_frame_stats();
-  void end_frame_stats(std::uint64_t begin_ns);
-  void note_job_overflows();
-  void apply_scene_switch();
-
-  EngineConfig config_;
-  std::unique_ptr<jobs::JobSystem> jobs_;
-  World world_;
-  std::vector<std::unique_ptr<Plugin>> plugins_;
-  std::vector<std::unique_ptr<Stage>> stages_;
-  std::vector<StageId> order_;
-  std::vector<StageId> sim_order_, present_order_;
-  std::vector<StageId> launch_scratch_;
-  bool graph_dirty_ = true;
-  GameClock game_clock_;
-  FixedStep fixed_;
-  std::uint64_t tick_ = 0;
-  std::uint64_t frame_number_ = 0;
-  // Job-system overflows before this frame, and the warning's throttle.
-  std::uint64_t overflows_before_ = 0;
-  std::uint64_t overflow_frames_ = 0;
-  std::uint64_t overflow_logged_ns_ = 0;
-  FrameStats stats_;
-  std::vector<WorkerClock> worker_clocks_;
-  std::vector<Decision> decisions_;
-  std::size_t decisions_used_ = 0;
-  std::vector<std::uint64_t> decided_frame_;
-  bool run_inline_ = false;  // decide(): this group runs inline on the calling thread
-  jobs::Counter group_done_;
-  std::int64_t run_dt_ns_ = 0;
-  float run_alpha_ = 1;
-  struct Scene {
-    std::string name;
-    std::function<void(Engine&)> setup;
-  };
-  std::vector<Scene> scenes_;
-  std::string scene_;
-  int pending_scene_ = -1;
-  bool quit_ = false;
-  std::vector<std::function<void(Engine&)>> frame_hooks_;
+  std::unique_ptr<Impl> impl_;
+  // Cached from impl_ for the inline accessors.
+  World* world_;
+  jobs::JobSystem* jobs_;
 };
 
 // Entities with this component survive scene switches.
@@ -483,13 +372,13 @@ void StageContext::parallel_for(std::uint32_t n, const F& fn) {
 }
 
 template <class... Ts, class F>
-StageId Engine::add_system(const char* name, F fn, Phase phase, std::vector<std::string> after,
+StageId Engine::add_system(const char* name, F fn, Phase phase, std::vector<StageRef> after,
                            Access extra) {
-  (world_.register_component<std::remove_const_t<Ts>>(), ...);
+  (world().register_component<std::remove_const_t<Ts>>(), ...);
   // Every pair of the system's storages: queries then know when they share dense order.
   const TypeId ids[] = {type_id<std::remove_const_t<Ts>>()...};
   for (std::size_t a = 0; a < sizeof...(Ts); ++a)
-    for (std::size_t b = a + 1; b < sizeof...(Ts); ++b) world_.track_order(ids[a], ids[b]);
+    for (std::size_t b = a + 1; b < sizeof...(Ts); ++b) world_->track_order(ids[a], ids[b]);
   Access access = std::move(extra);
   ((std::is_const_v<Ts> ? access.reads : access.writes)
        .push_back(type_id<std::remove_const_t<Ts>>()),

@@ -115,6 +115,9 @@ struct StaticTransform {
   glm::mat4 matrix{1.0f};
 };
 
+// Where the transforms stage runs: after game logic and physics, before animation and rendering.
+inline constexpr Phase kTransformsPhase{"transforms", 400};
+
 class TransformPlugin final : public Plugin {
  public:
   struct Stats {

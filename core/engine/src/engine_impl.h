@@ -1,0 +1,105 @@
+// The Engine's private state: the stages and their graph, per-frame timings, the planner's
+// scratch, scenes. Private to core/engine (a game compiles engine.h only).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spindle/engine/engine.h>
+#include <spindle/engine/stage_planner.h>
+
+namespace spindle::core {
+
+struct Engine::Impl {
+  struct Stage {
+    StageDesc desc;
+    std::uint16_t tag = 0;
+    double ema_ms = 0;
+    bool measured = false;
+    std::vector<StageId> successors;
+    std::uint32_t predecessors = 0;
+    std::uint64_t reach = 0;  // bit j: this stage reaches stage j
+    // Per run, written by jobs.
+    std::atomic<std::uint32_t> remaining{0};
+    std::atomic<std::uint64_t> cpu_ns{0};
+    std::atomic<std::uint32_t> jobs{0};
+    std::uint64_t begin_ns = 0;
+    std::uint64_t end_ns = 0;
+    std::uint32_t split = 1;
+    std::uint16_t workers = 1;
+    bool critical = false;
+    std::uint16_t ordinal = 0;
+  };
+  struct alignas(64) WorkerClock {
+    std::atomic<std::uint64_t> busy_ns{0};
+  };
+  // A group of stages run together (the simulation step, or the presentation) with the
+  // planner's inputs and outputs for it, sized when the graph is built.
+  struct Group {
+    std::vector<StageId> ids;  // in stage order (topological)
+    std::vector<StagePlanInput> inputs;
+    std::vector<StagePlan> plans;
+    std::vector<std::uint16_t> launch_order;  // group indices
+    bool run_inline = false;
+  };
+  struct Scene {
+    std::string name;
+    std::function<void(Engine&)> setup;
+  };
+
+  Impl(Engine& owner, const EngineConfig& config);
+
+  void build_graph();
+  Status resolve_after(std::vector<std::uint64_t>& after_bits) const;
+  void build_group(Group& group, bool simulation);
+  void decide(Group& group);
+  void run_group(Group& group, std::int64_t dt_ns, float alpha);
+  void run_stage(StageId id, std::int64_t dt_ns, float alpha);
+  void launch(StageId id);
+  void run_frame(std::uint32_t steps, std::int64_t present_dt_ns, float alpha);
+  void simulate_step();
+  void present(std::int64_t dt_ns, float alpha);
+  void begin_frame_stats();
+  void end_frame_stats(std::uint64_t begin_ns);
+  void note_job_overflows();
+  void apply_scene_switch();
+  int find_stage(std::string_view name) const;
+
+  Engine& owner;
+  EngineConfig config;
+  std::unique_ptr<jobs::JobSystem> jobs;
+  World world;
+  std::vector<std::unique_ptr<Plugin>> plugins;
+  std::vector<std::unique_ptr<Stage>> stages;
+  std::vector<StageId> order;
+  Group sim, present_group;
+  bool graph_dirty = true;
+  Status graph_status;  // the last build's outcome
+  GameClock game_clock;
+  FixedStep fixed;
+  std::uint64_t tick = 0;
+  std::uint64_t frame_number = 0;
+  // Job-system overflows before this frame, and the warning's throttle.
+  std::uint64_t overflows_before = 0;
+  std::uint64_t overflow_frames = 0;
+  std::uint64_t overflow_logged_ns = 0;
+  FrameStats stats;
+  std::vector<WorkerClock> worker_clocks;
+  std::vector<Decision> decisions;
+  std::size_t decisions_used = 0;
+  std::vector<std::uint64_t> decided_frame;
+  jobs::Counter group_done;
+  std::int64_t run_dt_ns = 0;
+  float run_alpha = 1;
+  std::vector<Scene> scenes;
+  std::string scene;
+  int pending_scene = -1;
+  bool quit = false;
+  std::vector<std::function<void(Engine&)>> frame_hooks;
+};
+
+}  // namespace spindle::core
