@@ -1,6 +1,6 @@
 // The Bullet load-test scenes.
 //
-// spawn  The thesis experiment (shared/seeds/001, section 4.1): every step K new bodies of random
+// spawn  The thesis experiment (docs/references.md, section 4.1): every step K new bodies of random
 //        shape (box, sphere, capsule, cylinder; two sizes each) appear at random positions above
 //        a ground plane and the oldest are destroyed, so exactly N exist; K = ceil(N / 60), so a
 //        body lives one second of game time (60 steps): it falls, lands, tumbles and goes. The
@@ -132,7 +132,7 @@ void setup_spawn(core::Engine& engine, const SceneParams& p) {
 
 std::vector<report::Reference> thesis_reference() {
   report::Reference ref;
-  ref.source = "the thesis (shared/seeds/001, section 4.1: load testing)";
+  ref.source = "the master thesis \"Multithreaded game engine architecture\" (2019), section 4.1: load testing";
   ref.note =
       "The thesis generated objects with physics every frame on its own machine (PhysX, a "
       "different CPU with more cores, FPS averaged per second); its job system is our static "

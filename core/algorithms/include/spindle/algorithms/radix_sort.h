@@ -15,8 +15,8 @@
 //
 // Why radix sort: a frame budget needs a sort whose time is fixed by n, not by the data. A
 // comparison sort has a best and a worst case (quicksort's worst is quadratic, and "almost
-// sorted" or "many equal keys" inputs move the time around); the PSP post in
-// shared/seeds/002_*.txt makes the point: an algorithm that is fast most of the time but slow
+// sorted" or "many equal keys" inputs move the time around); the PSP swarm-shooter post in
+// docs/references.md makes the point: an algorithm that is fast most of the time but slow
 // under some circumstances drops frames. LSD radix sort makes at most 8 passes of 8 bits, each
 // one read to count and one read plus scattered write to move: O(8 * (n + 256)) for every input,
 // no comparisons, no data-dependent branches. Passes whose byte is the same for every key are
