@@ -9,6 +9,8 @@
 #   ./spindle.sh tsan    build the tsan preset and run the tests under ThreadSanitizer
 #   ./spindle.sh asan    build the asan preset and run the tests under AddressSanitizer + UBSan
 #   ./spindle.sh nothreads  build with SPINDLE_THREADS=OFF (single mode only) and run its tests
+#   ./spindle.sh format  apply clang-format (the root .clang-format) to every C++ file in git
+#   ./spindle.sh format-check  list the files clang-format would change; fails if there are any
 #
 # Builds go to build/<preset>. CI=true turns warnings into errors.
 set -euo pipefail
@@ -63,8 +65,19 @@ case "${1:-}" in
     build nothreads
     ctest --preset nothreads -j "$jobs"
     ;;
+  format | format-check)
+    ./bootstrap.sh
+    mapfile -t files < <(git ls-files '*.h' '*.cpp')
+    if [ "$1" = format ]; then
+      clang-format -i "${files[@]}"
+    else
+      # --dry-run --Werror prints each diff as an error naming file and line, and fails on any.
+      clang-format --dry-run --Werror "${files[@]}"
+      echo "format-check: ${#files[@]} files follow .clang-format"
+    fi
+    ;;
   *)
-    sed -n '2,14p' "$0"
+    sed -n '2,16p' "$0"
     exit 2
     ;;
 esac
