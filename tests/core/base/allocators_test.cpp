@@ -293,6 +293,26 @@ TEST(FrameArenas, DoubleBufferingKeepsLastFrameReadable) {
   EXPECT_EQ(frame.arena(1).used(), 0u);
 }
 
+// Each worker bumps its own arena's offset on every allocation: two arenas on one cache line
+// would make neighbouring workers invalidate each other's line (false sharing).
+TEST(FrameArenas, EachParticipantsArenaHasItsOwnCacheLines) {
+  FrameArenas frame(MemTag::Frame, 5, 100, true);
+  frame.begin_frame();
+  for (int buffer = 0; buffer < 2; ++buffer) {
+    for (std::uint32_t p = 0; p < frame.participants(); ++p) {
+      const LinearArena& a = frame.arena(p);
+      EXPECT_TRUE(aligned(&a, 64)) << "participant " << p;
+      if (p > 0) {
+        auto prev = reinterpret_cast<std::uintptr_t>(&frame.arena(p - 1));
+        auto here = reinterpret_cast<std::uintptr_t>(&a);
+        EXPECT_GE(here > prev ? here - prev : prev - here, 64u) << "participant " << p;
+      }
+      EXPECT_TRUE(aligned(frame.arena(p).allocate(1), 64)) << "participant " << p;
+    }
+    frame.begin_frame();  // the other buffer
+  }
+}
+
 TEST(FrameArenas, OutOfRangeParticipantAsserts) {
   ThrowOnAssert hook;
   FrameArenas frame(MemTag::Frame, 2, 64);
