@@ -49,6 +49,13 @@ void heap_free(void* ptr) {
   std::free(ptr);
 }
 
+// Raises the peak to at least `now`.
+void raise_peak(TagCounters& c, std::size_t now) {
+  std::size_t peak = c.peak.load(std::memory_order_seq_cst);
+  while (now > peak && !c.peak.compare_exchange_weak(peak, now, std::memory_order_seq_cst)) {
+  }
+}
+
 }  // namespace
 
 const char* to_string(MemTag tag) {
@@ -81,7 +88,9 @@ MemStats mem_stats(MemTag tag) {
   const TagCounters& c = counters(tag);
   MemStats s;
   s.current_bytes = c.current.load(std::memory_order_relaxed);
-  s.peak_bytes = c.peak.load(std::memory_order_relaxed);
+  // A booking raises current before the peak: never show the moment in between.
+  const std::size_t peak = c.peak.load(std::memory_order_relaxed);
+  s.peak_bytes = peak > s.current_bytes ? peak : s.current_bytes;
   s.allocations = c.allocations.load(std::memory_order_relaxed);
   s.reserved_bytes = c.reserved.load(std::memory_order_relaxed);
   return s;
@@ -101,16 +110,21 @@ MemStats mem_stats_total() {
 
 void mem_reset_peak(MemTag tag) {
   TagCounters& c = counters(tag);
-  c.peak.store(c.current.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  // A booking that raised the peak after `now` was read fails the exchange: read again. One
+  // that read the old, higher peak and so left it alone is seen by the second read of current
+  // (sequentially consistent: its add comes before its peak read, before the exchange).
+  std::size_t peak = c.peak.load(std::memory_order_seq_cst);
+  std::size_t now = c.current.load(std::memory_order_seq_cst);
+  while (!c.peak.compare_exchange_weak(peak, now, std::memory_order_seq_cst)) {
+    now = c.current.load(std::memory_order_seq_cst);
+  }
+  raise_peak(c, c.current.load(std::memory_order_seq_cst));
 }
 
 void mem_book_alloc(MemTag tag, std::size_t bytes) {
   TagCounters& c = counters(tag);
   c.allocations.fetch_add(1, std::memory_order_relaxed);
-  std::size_t now = c.current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-  std::size_t peak = c.peak.load(std::memory_order_relaxed);
-  while (now > peak && !c.peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-  }
+  raise_peak(c, c.current.fetch_add(bytes, std::memory_order_seq_cst) + bytes);
 }
 
 void mem_book_free(MemTag tag, std::size_t bytes) {

@@ -10,6 +10,9 @@
 #include <spindle/base/build_config.h>
 
 #if SPINDLE_THREADS
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <thread>
 #endif
 
@@ -95,6 +98,116 @@ TEST(Memory, ConcurrentBookingAddsUp) {
   EXPECT_EQ(end.allocations, start.allocations + kThreads * kRounds);
   EXPECT_GE(end.peak_bytes, start.current_bytes + 32);
   EXPECT_LE(end.peak_bytes, std::max(start.peak_bytes, start.current_bytes + kThreads * 32));
+}
+#endif
+
+#if SPINDLE_THREADS
+// SPINDLE_STRESS_SCALE (default 1.0) shrinks stress loops, e.g. 0.1 under ThreadSanitizer.
+double stress_scale() {
+  const char* value = std::getenv("SPINDLE_STRESS_SCALE");
+  const double scale = value != nullptr ? std::atof(value) : 1.0;
+  return scale > 0.0 ? scale : 1.0;
+}
+
+int scaled(int count, int at_least) {
+  return std::max(at_least, static_cast<int>(count * stress_scale()));
+}
+
+// Spins, then yields once the other side seems descheduled: the racing tests below need both
+// threads running at once to hit the window they look for.
+template <class Done>
+void spin_until(Done done) {
+  for (int i = 0; !done(); ++i) {
+    if (i < (1 << 16)) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
+
+// A reset lowers the peak to current; a booking that lands while it runs must not be lost, or
+// the peak ends below a value current reached after the reset. Each round raises the peak far
+// above current first, so the racing booking sees no reason to raise it itself, and delays the
+// reset by a varying few hundred nanoseconds so that some rounds land in the window.
+TEST(MemoryReview, ResetPeakRacingABookingKeepsThatBookingsPeak) {
+  const MemTag tag = MemTag::Platform;
+  const int rounds = scaled(10000, 1000);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  constexpr int kStop = -1;
+  std::atomic<int> go{0};
+  std::atomic<int> booked{0};
+  std::thread booker([&] {
+    for (int r = 1;; ++r) {
+      spin_until([&] { return go.load(std::memory_order_acquire) != r - 1; });
+      if (go.load(std::memory_order_acquire) == kStop) return;
+      mem_book_alloc(tag, 8);
+      booked.store(r, std::memory_order_release);
+    }
+  });
+  int lost = 0;
+  int r = 1;
+  for (; r <= rounds && std::chrono::steady_clock::now() < deadline; ++r) {
+    const std::size_t base = mem_stats(tag).current_bytes;
+    mem_book_alloc(tag, std::size_t{1} << 20);
+    mem_book_free(tag, std::size_t{1} << 20);
+    go.store(r, std::memory_order_release);
+    for (int i = 0, delay = r % 97; i < delay; ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    mem_reset_peak(tag);
+    spin_until([&] { return booked.load(std::memory_order_acquire) == r; });
+    mem_book_free(tag, 8);
+    // Current was base + 8 at some point after the reset had begun and after it ended.
+    if (mem_stats(tag).peak_bytes < base + 8) ++lost;
+  }
+  go.store(kStop, std::memory_order_release);
+  booker.join();
+  EXPECT_EQ(lost, 0) << "of " << r - 1 << " rounds";
+}
+
+// Bookers hammer alloc/free while the main thread resets: no snapshot shows a peak below
+// current, and once everyone has stopped the peak still covers current.
+TEST(MemoryReview, ResetPeakUnderConcurrentBookingKeepsPeakAtLeastCurrent) {
+  const MemTag tag = MemTag::Platform;
+  const std::size_t start = mem_stats(tag).current_bytes;
+  constexpr int kThreads = 2;
+  const int rounds = scaled(200000, 10000);
+  std::atomic<int> running{kThreads};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const std::size_t bytes = 16 * static_cast<std::size_t>(t + 1);
+      for (int i = 0; i < rounds; ++i) {
+        mem_book_alloc(tag, bytes);
+        mem_book_alloc(tag, bytes);
+        mem_book_free(tag, bytes);
+        if (i % 64 == 63) {
+          mem_book_alloc(tag, 1024);  // a spike the next reset lowers again
+          mem_book_free(tag, 1024);
+        }
+        mem_book_free(tag, bytes);
+      }
+      running.fetch_sub(1, std::memory_order_release);
+    });
+  }
+  int bad_snapshots = 0;
+  int resets = 0;
+  while (running.load(std::memory_order_acquire) > 0) {
+    mem_reset_peak(tag);
+    ++resets;
+    const MemStats s = mem_stats(tag);
+    if (s.peak_bytes < s.current_bytes) ++bad_snapshots;
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad_snapshots, 0) << "of " << resets << " resets";
+  const MemStats end = mem_stats(tag);
+  EXPECT_EQ(end.current_bytes, start);
+  EXPECT_GE(end.peak_bytes, end.current_bytes);
 }
 #endif
 
