@@ -3,9 +3,11 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #include <spindle/base/assert.h>
 #include <spindle/base/log.h>
+#include <spindle/base/mutex.h>
 
 namespace spindle::core {
 namespace {
@@ -18,12 +20,31 @@ struct alignas(64) TagCounters {
   std::atomic<std::size_t> reserved{0};
 };
 
-TagCounters g_counters[kMemTagCount];
+TagCounters g_counters[kMaxMemTags];
+
+// The tag table. Constant-initialised with core's own tags, so they work during static
+// initialisation. A slot is written once, under the lock, before `count` publishes it; readers
+// look only below `count` and take no lock.
+struct TagTable {
+  char names[kMaxMemTags][kMaxMemTagName + 1] = {"core", "jobs", "game", "frame"};
+  std::atomic<std::uint32_t> count{4};
+  Mutex mutex;  // serialises registrations
+};
+constinit TagTable g_tags;
+
+static_assert(kMaxMemTags <= 256, "MemTag::index is one byte");
+static_assert(MemTag::Core.index == 0 && MemTag::Jobs.index == 1 && MemTag::Game.index == 2 &&
+                  MemTag::Frame.index == 3,
+              "core's tags match the names g_tags starts with");
+
+std::size_t tag_count() {
+  return g_tags.count.load(std::memory_order_acquire);
+}
 
 TagCounters& counters(MemTag tag) {
-  auto index = static_cast<std::size_t>(tag);
-  SPINDLE_ASSERT(index < kMemTagCount, "memory tag in range");
-  return g_counters[index < kMemTagCount ? index : 0];
+  SPINDLE_ASSERTF(tag.index < g_tags.count.load(std::memory_order_relaxed),
+                  "memory tag %u is registered (register_mem_tag)", tag.index);
+  return g_counters[tag.index < kMaxMemTags ? tag.index : 0];
 }
 
 bool is_power_of_two(std::size_t x) {
@@ -58,30 +79,46 @@ void raise_peak(TagCounters& c, std::size_t now) {
 
 }  // namespace
 
-const char* to_string(MemTag tag) {
-  switch (tag) {
-    case MemTag::Core:
-      return "core";
-    case MemTag::Jobs:
-      return "jobs";
-    case MemTag::Render:
-      return "render";
-    case MemTag::Physics:
-      return "physics";
-    case MemTag::Anim:
-      return "anim";
-    case MemTag::Audio:
-      return "audio";
-    case MemTag::Platform:
-      return "platform";
-    case MemTag::Game:
-      return "game";
-    case MemTag::Frame:
-      return "frame";
-    case MemTag::Count:
-      break;
+MemTag register_mem_tag(const char* name) {
+  SPINDLE_ASSERT(name != nullptr && name[0] != '\0', "a memory tag has a name");
+  if (name == nullptr) name = "";
+  const std::size_t length = std::strlen(name);
+  SPINDLE_ASSERTF(length <= kMaxMemTagName, "memory tag name '%s' is at most %zu characters", name,
+                  kMaxMemTagName);
+  {
+    LockGuard lock(g_tags.mutex);
+    const std::uint32_t count = g_tags.count.load(std::memory_order_relaxed);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      if (std::strncmp(g_tags.names[i], name, kMaxMemTagName) == 0) {
+        return MemTag{static_cast<std::uint8_t>(i)};
+      }
+    }
+    if (count < kMaxMemTags) {
+      const std::size_t kept = length < kMaxMemTagName ? length : kMaxMemTagName;
+      std::memcpy(g_tags.names[count], name, kept);
+      g_tags.names[count][kept] = '\0';
+      g_tags.count.store(count + 1, std::memory_order_release);
+      return MemTag{static_cast<std::uint8_t>(count)};
+    }
   }
-  return "?";
+  SPINDLE_LOG_ERROR(Memory, "memory tag table is full (%zu tags): '%s' books under 'core'",
+                    kMaxMemTags, name);
+  SPINDLE_ASSERTF(false, "memory tag table is full (%zu tags): cannot register '%s'", kMaxMemTags,
+                  name);
+  return MemTag::Core;
+}
+
+std::size_t mem_tag_count() {
+  return tag_count();
+}
+
+MemTag mem_tag_at(std::size_t i) {
+  SPINDLE_ASSERTF(i < tag_count(), "memory tag %zu below the count %zu", i, tag_count());
+  return MemTag{static_cast<std::uint8_t>(i < kMaxMemTags ? i : 0)};
+}
+
+const char* to_string(MemTag tag) {
+  return tag.index < tag_count() ? g_tags.names[tag.index] : "?";
 }
 
 MemStats mem_stats(MemTag tag) {
@@ -98,8 +135,8 @@ MemStats mem_stats(MemTag tag) {
 
 MemStats mem_stats_total() {
   MemStats total;
-  for (std::size_t i = 0; i < kMemTagCount; ++i) {
-    MemStats s = mem_stats(static_cast<MemTag>(i));
+  for (std::size_t i = 0, count = mem_tag_count(); i < count; ++i) {
+    MemStats s = mem_stats(mem_tag_at(i));
     total.current_bytes += s.current_bytes;
     total.peak_bytes += s.peak_bytes;
     total.allocations += s.allocations;

@@ -4,16 +4,17 @@
 // Usage:
 //
 //   using spindle::core::MemTag;
-//   spindle::core::LinearArena scratch(MemTag::Render, 1 << 20);   // owns 1 MiB
+//   const MemTag tag = spindle::core::register_mem_tag("render");  // or MemTag::Core, ...
+//   spindle::core::LinearArena scratch(tag, 1 << 20);              // owns 1 MiB
 //   float* xs = scratch.allocate_array<float>(n);                  // nullptr when full
 //   scratch.reset();
 //
-//   spindle::core::StackAllocator stack(MemTag::Anim, 64 << 10);
+//   spindle::core::StackAllocator stack(tag, 64 << 10);
 //   auto mark = stack.get_marker();
 //   void* tmp = stack.allocate(256);
 //   stack.free_to_marker(mark);                                     // frees tmp and later ones
 //
-//   spindle::core::Pool<Voice> voices(MemTag::Audio, 256);         // O(1) create / destroy
+//   spindle::core::Pool<Voice> voices(tag, 256);                   // O(1) create / destroy
 //   Voice* v = voices.create(args...);
 //   voices.destroy(v);
 //
