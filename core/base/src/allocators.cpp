@@ -8,8 +8,6 @@
 namespace spindle::core {
 namespace {
 
-constexpr std::size_t kCacheLine = 64;
-
 bool is_power_of_two(std::size_t x) {
   return x != 0 && (x & (x - 1)) == 0;
 }
@@ -211,7 +209,7 @@ FrameArenas::FrameArenas(MemTag tag, std::uint32_t participants, std::size_t byt
   arenas_.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
     void* slice_base = backing_ != nullptr ? backing_ + i * slice : nullptr;
-    arenas_.emplace_back(tag, slice_base, bytes_per_participant, "frame arena");
+    arenas_.push_back({LinearArena(tag, slice_base, bytes_per_participant, "frame arena")});
   }
 }
 
@@ -229,7 +227,7 @@ void FrameArenas::begin_frame() {
 LinearArena& FrameArenas::arena(std::uint32_t participant) {
   SPINDLE_ASSERTF(participant < participants_, "participant %u below FrameArenas count %u",
                   participant, participants_);
-  return arenas_[static_cast<std::size_t>(current_) * participants_ + participant];
+  return arenas_[static_cast<std::size_t>(current_) * participants_ + participant].arena;
 }
 
 LinearArena& FrameArenas::arena(const jobs::JobSystem& jobs) {
@@ -244,19 +242,19 @@ const LinearArena& FrameArenas::previous(std::uint32_t participant) const {
   SPINDLE_ASSERTF(participant < participants_, "participant %u below FrameArenas count %u",
                   participant, participants_);
   std::uint32_t prev = (current_ + buffers_ - 1) % buffers_;
-  return arenas_[static_cast<std::size_t>(prev) * participants_ + participant];
+  return arenas_[static_cast<std::size_t>(prev) * participants_ + participant].arena;
 }
 
 std::size_t FrameArenas::used() const {
   std::size_t total = 0;
   for (std::uint32_t p = 0; p < participants_; ++p)
-    total += arenas_[static_cast<std::size_t>(current_) * participants_ + p].used();
+    total += arenas_[static_cast<std::size_t>(current_) * participants_ + p].arena.used();
   return total;
 }
 
 std::uint64_t FrameArenas::overflow_count() const {
   std::uint64_t total = 0;
-  for (const LinearArena& a : arenas_) total += a.overflow_count();
+  for (const ParticipantArena& a : arenas_) total += a.arena.overflow_count();
   return total;
 }
 

@@ -284,10 +284,12 @@ Status Settings::load_string(std::string_view text, std::string_view origin) {
   if (parser.error_line != 0) return Status::error(std::move(parser.error));
 
   // Overrides given earlier outrank the file; they were checked when they were given.
+  Map values = parser.values;
   for (const auto& [key, value] : overrides_) {
-    parser.values[key] = Entry{value, std::string(kCommandLine), 0};
+    values[key] = Entry{value, std::string(kCommandLine), 0};
   }
-  values_.swap(parser.values);
+  values_.swap(values);
+  file_values_.swap(parser.values);
   return {};
 }
 
@@ -340,10 +342,8 @@ Status Settings::apply_command_line(int argc, const char* const* argv) {
 }
 
 void Settings::clear_overrides() {
-  for (const auto& [key, value] : overrides_) {
-    auto it = values_.find(key);
-    if (it != values_.end() && it->second.line == 0) values_.erase(it);
-  }
+  // An override may have replaced a file value: that value comes back, not nothing.
+  values_ = file_values_;
   overrides_.clear();
 }
 

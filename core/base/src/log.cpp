@@ -14,8 +14,25 @@ namespace {
 
 constexpr char kTruncatedMarker[] = "...[truncated]";
 
-// Set while this thread runs the sinks: a sink that logs would deadlock on the sink lock.
-thread_local bool t_in_sinks = false;
+// The logger whose sinks this thread is running, under that logger's lock. A message logged
+// from a sink is dropped (it would deadlock on the lock); a sink that edits the sink list or
+// the file already holds the lock, so SinkLock does not take it again.
+thread_local const Logger* t_dispatching = nullptr;
+
+class SinkLock {
+ public:
+  SinkLock(Mutex& mutex, const Logger* owner) : mutex_(t_dispatching == owner ? nullptr : &mutex) {
+    if (mutex_ != nullptr) mutex_->lock();
+  }
+  ~SinkLock() {
+    if (mutex_ != nullptr) mutex_->unlock();
+  }
+  SinkLock(const SinkLock&) = delete;
+  SinkLock& operator=(const SinkLock&) = delete;
+
+ private:
+  Mutex* mutex_;
+};
 
 const char* const kChannelNames[] = {"core",     "jobs",     "memory", "config",
                                      "profiler", "platform", "render", "physics",
@@ -107,22 +124,23 @@ void Logger::vwrite(LogChannel channel, LogLevel level, const char* file, int li
 }
 
 void Logger::emit(const LogRecord& record) {
-  if (t_in_sinks) return;
+  if (t_dispatching != nullptr) return;
+  LockGuard lock(mutex_);
   // Reset even if a sink throws, or this thread's logging would stay silenced for good.
-  struct InSinks {
-    InSinks() { t_in_sinks = true; }
-    ~InSinks() { t_in_sinks = false; }
-  } in_sinks;
-  {
-    LockGuard lock(mutex_);
-    if (stderr_enabled()) std::fwrite(record.text, 1, record.text_size, stderr);
-    if (file_ != nullptr) {
-      std::fwrite(record.text, 1, record.text_size, file_);
-      std::fflush(file_);
-    }
-    for (const Sink& sink : sinks_) {
-      if (sink.fn != nullptr) sink.fn(sink.user, record);
-    }
+  struct Dispatching {
+    explicit Dispatching(const Logger* logger) { t_dispatching = logger; }
+    ~Dispatching() { t_dispatching = nullptr; }
+  } dispatching(this);
+  if (stderr_enabled()) std::fwrite(record.text, 1, record.text_size, stderr);
+  if (file_ != nullptr) {
+    std::fwrite(record.text, 1, record.text_size, file_);
+    std::fflush(file_);
+  }
+  // Sinks may add and remove sinks from their callback. One removed is not called again, even
+  // later in this loop; one added (a newer id) gets the next message, not this one.
+  const int first_new_id = next_sink_id_;
+  for (const Sink& sink : sinks_) {
+    if (sink.fn != nullptr && sink.id < first_new_id) sink.fn(sink.user, record);
   }
 }
 
@@ -140,7 +158,7 @@ Status Logger::open_file(const char* path, bool append) {
   std::setvbuf(file, nullptr, _IONBF, 0);
   std::FILE* old = nullptr;
   {
-    LockGuard lock(mutex_);
+    SinkLock lock(mutex_, this);
     old = file_;
     file_ = file;
   }
@@ -151,7 +169,7 @@ Status Logger::open_file(const char* path, bool append) {
 void Logger::close_file() {
   std::FILE* old = nullptr;
   {
-    LockGuard lock(mutex_);
+    SinkLock lock(mutex_, this);
     old = file_;
     file_ = nullptr;
   }
@@ -159,13 +177,13 @@ void Logger::close_file() {
 }
 
 bool Logger::file_open() const {
-  LockGuard lock(mutex_);
+  SinkLock lock(mutex_, this);
   return file_ != nullptr;
 }
 
 int Logger::add_sink(LogSinkFn fn, void* user) {
   SPINDLE_ASSERT(fn != nullptr, "a log sink has a function");
-  LockGuard lock(mutex_);
+  SinkLock lock(mutex_, this);
   for (Sink& sink : sinks_) {
     if (sink.fn == nullptr) {
       sink = Sink{fn, user, next_sink_id_++};
@@ -176,7 +194,7 @@ int Logger::add_sink(LogSinkFn fn, void* user) {
 }
 
 void Logger::remove_sink(int id) {
-  LockGuard lock(mutex_);
+  SinkLock lock(mutex_, this);
   for (Sink& sink : sinks_) {
     if (sink.fn != nullptr && sink.id == id) sink = Sink{};
   }

@@ -3,9 +3,11 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #include <spindle/base/assert.h>
 #include <spindle/base/log.h>
+#include <spindle/base/mutex.h>
 
 namespace spindle::core {
 namespace {
@@ -18,12 +20,31 @@ struct alignas(64) TagCounters {
   std::atomic<std::size_t> reserved{0};
 };
 
-TagCounters g_counters[kMemTagCount];
+TagCounters g_counters[kMaxMemTags];
+
+// The tag table. Constant-initialised with core's own tags, so they work during static
+// initialisation. A slot is written once, under the lock, before `count` publishes it; readers
+// look only below `count` and take no lock.
+struct TagTable {
+  char names[kMaxMemTags][kMaxMemTagName + 1] = {"core", "jobs", "game", "frame"};
+  std::atomic<std::uint32_t> count{4};
+  Mutex mutex;  // serialises registrations
+};
+constinit TagTable g_tags;
+
+static_assert(kMaxMemTags <= 256, "MemTag::index is one byte");
+static_assert(MemTag::Core.index == 0 && MemTag::Jobs.index == 1 && MemTag::Game.index == 2 &&
+                  MemTag::Frame.index == 3,
+              "core's tags match the names g_tags starts with");
+
+std::size_t tag_count() {
+  return g_tags.count.load(std::memory_order_acquire);
+}
 
 TagCounters& counters(MemTag tag) {
-  auto index = static_cast<std::size_t>(tag);
-  SPINDLE_ASSERT(index < kMemTagCount, "memory tag in range");
-  return g_counters[index < kMemTagCount ? index : 0];
+  SPINDLE_ASSERTF(tag.index < g_tags.count.load(std::memory_order_relaxed),
+                  "memory tag %u is registered (register_mem_tag)", tag.index);
+  return g_counters[tag.index < kMaxMemTags ? tag.index : 0];
 }
 
 bool is_power_of_two(std::size_t x) {
@@ -49,39 +70,64 @@ void heap_free(void* ptr) {
   std::free(ptr);
 }
 
+// Raises the peak to at least `now`.
+void raise_peak(TagCounters& c, std::size_t now) {
+  std::size_t peak = c.peak.load(std::memory_order_seq_cst);
+  while (now > peak && !c.peak.compare_exchange_weak(peak, now, std::memory_order_seq_cst)) {
+  }
+}
+
 }  // namespace
 
-const char* to_string(MemTag tag) {
-  switch (tag) {
-    case MemTag::Core:
-      return "core";
-    case MemTag::Jobs:
-      return "jobs";
-    case MemTag::Render:
-      return "render";
-    case MemTag::Physics:
-      return "physics";
-    case MemTag::Anim:
-      return "anim";
-    case MemTag::Audio:
-      return "audio";
-    case MemTag::Platform:
-      return "platform";
-    case MemTag::Game:
-      return "game";
-    case MemTag::Frame:
-      return "frame";
-    case MemTag::Count:
-      break;
+MemTag register_mem_tag(const char* name) {
+  SPINDLE_ASSERT(name != nullptr && name[0] != '\0', "a memory tag has a name");
+  if (name == nullptr) name = "";
+  const std::size_t length = std::strlen(name);
+  SPINDLE_ASSERTF(length <= kMaxMemTagName, "memory tag name '%s' is at most %zu characters", name,
+                  kMaxMemTagName);
+  {
+    LockGuard lock(g_tags.mutex);
+    const std::uint32_t count = g_tags.count.load(std::memory_order_relaxed);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      if (std::strncmp(g_tags.names[i], name, kMaxMemTagName) == 0) {
+        return MemTag{static_cast<std::uint8_t>(i)};
+      }
+    }
+    if (count < kMaxMemTags) {
+      const std::size_t kept = length < kMaxMemTagName ? length : kMaxMemTagName;
+      std::memcpy(g_tags.names[count], name, kept);
+      g_tags.names[count][kept] = '\0';
+      g_tags.count.store(count + 1, std::memory_order_release);
+      return MemTag{static_cast<std::uint8_t>(count)};
+    }
   }
-  return "?";
+  SPINDLE_LOG_ERROR(Memory, "memory tag table is full (%zu tags): '%s' books under 'core'",
+                    kMaxMemTags, name);
+  SPINDLE_ASSERTF(false, "memory tag table is full (%zu tags): cannot register '%s'", kMaxMemTags,
+                  name);
+  return MemTag::Core;
+}
+
+std::size_t mem_tag_count() {
+  return tag_count();
+}
+
+MemTag mem_tag_at(std::size_t i) {
+  SPINDLE_ASSERTF(i < tag_count(), "memory tag %zu below the count %zu", i, tag_count());
+  return MemTag{static_cast<std::uint8_t>(i < kMaxMemTags ? i : 0)};
+}
+
+const char* to_string(MemTag tag) {
+  return tag.index < tag_count() ? g_tags.names[tag.index] : "?";
 }
 
 MemStats mem_stats(MemTag tag) {
   const TagCounters& c = counters(tag);
   MemStats s;
   s.current_bytes = c.current.load(std::memory_order_relaxed);
-  s.peak_bytes = c.peak.load(std::memory_order_relaxed);
+  // A booking raises current before the peak: never show the moment in between.
+  const std::size_t peak = c.peak.load(std::memory_order_relaxed);
+  s.peak_bytes = peak > s.current_bytes ? peak : s.current_bytes;
   s.allocations = c.allocations.load(std::memory_order_relaxed);
   s.reserved_bytes = c.reserved.load(std::memory_order_relaxed);
   return s;
@@ -89,8 +135,8 @@ MemStats mem_stats(MemTag tag) {
 
 MemStats mem_stats_total() {
   MemStats total;
-  for (std::size_t i = 0; i < kMemTagCount; ++i) {
-    MemStats s = mem_stats(static_cast<MemTag>(i));
+  for (std::size_t i = 0, count = mem_tag_count(); i < count; ++i) {
+    MemStats s = mem_stats(mem_tag_at(i));
     total.current_bytes += s.current_bytes;
     total.peak_bytes += s.peak_bytes;
     total.allocations += s.allocations;
@@ -101,16 +147,21 @@ MemStats mem_stats_total() {
 
 void mem_reset_peak(MemTag tag) {
   TagCounters& c = counters(tag);
-  c.peak.store(c.current.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  // A booking that raised the peak after `now` was read fails the exchange: read again. One
+  // that read the old, higher peak and so left it alone is seen by the second read of current
+  // (sequentially consistent: its add comes before its peak read, before the exchange).
+  std::size_t peak = c.peak.load(std::memory_order_seq_cst);
+  std::size_t now = c.current.load(std::memory_order_seq_cst);
+  while (!c.peak.compare_exchange_weak(peak, now, std::memory_order_seq_cst)) {
+    now = c.current.load(std::memory_order_seq_cst);
+  }
+  raise_peak(c, c.current.load(std::memory_order_seq_cst));
 }
 
 void mem_book_alloc(MemTag tag, std::size_t bytes) {
   TagCounters& c = counters(tag);
   c.allocations.fetch_add(1, std::memory_order_relaxed);
-  std::size_t now = c.current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-  std::size_t peak = c.peak.load(std::memory_order_relaxed);
-  while (now > peak && !c.peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-  }
+  raise_peak(c, c.current.fetch_add(bytes, std::memory_order_seq_cst) + bytes);
 }
 
 void mem_book_free(MemTag tag, std::size_t bytes) {

@@ -71,14 +71,15 @@ TEST(LinearArena, ExhaustionReturnsNullCountsAndWarnsOncePerReset) {
 }
 
 TEST(LinearArena, ResetStartsOverAndStatsFollow) {
-  const MemStats start = mem_stats(MemTag::Anim);
+  const MemTag tag = register_mem_tag("test.linear_arena");
+  const MemStats start = mem_stats(tag);
   {
-    LinearArena arena(MemTag::Anim, 1024);
-    EXPECT_EQ(mem_stats(MemTag::Anim).reserved_bytes, start.reserved_bytes + 1024);
+    LinearArena arena(tag, 1024);
+    EXPECT_EQ(mem_stats(tag).reserved_bytes, start.reserved_bytes + 1024);
     void* first = arena.allocate(100, 8);
     arena.allocate(200, 8);
     EXPECT_EQ(arena.used(), 304u);  // 100 rounded up to 104 for the second's alignment
-    MemStats s = mem_stats(MemTag::Anim);
+    MemStats s = mem_stats(tag);
     EXPECT_EQ(s.current_bytes, start.current_bytes + 304);
     EXPECT_EQ(s.allocations, start.allocations + 2);
     EXPECT_GE(s.peak_bytes, start.current_bytes + 304);
@@ -86,12 +87,12 @@ TEST(LinearArena, ResetStartsOverAndStatsFollow) {
     arena.reset();
     EXPECT_EQ(arena.used(), 0u);
     EXPECT_EQ(arena.peak_used(), 304u);
-    EXPECT_EQ(mem_stats(MemTag::Anim).current_bytes, start.current_bytes);
+    EXPECT_EQ(mem_stats(tag).current_bytes, start.current_bytes);
     EXPECT_EQ(arena.allocate(100, 8), first);
   }
   // Destruction gives back both the live bytes and the backing.
-  EXPECT_EQ(mem_stats(MemTag::Anim).current_bytes, start.current_bytes);
-  EXPECT_EQ(mem_stats(MemTag::Anim).reserved_bytes, start.reserved_bytes);
+  EXPECT_EQ(mem_stats(tag).current_bytes, start.current_bytes);
+  EXPECT_EQ(mem_stats(tag).reserved_bytes, start.reserved_bytes);
 }
 
 TEST(LinearArena, CreateConstructsAndMoveTransfersOwnership) {
@@ -119,8 +120,9 @@ TEST(LinearArena, DefaultConstructedArenaFailsSafely) {
 // --- StackAllocator ----------------------------------------------------------------------------
 
 TEST(StackAllocator, FreeToMarkerReleasesLaterAllocations) {
-  const MemStats start = mem_stats(MemTag::Render);
-  StackAllocator stack(MemTag::Render, 1024);
+  const MemTag tag = register_mem_tag("test.stack");
+  const MemStats start = mem_stats(tag);
+  StackAllocator stack(tag, 1024);
   void* a = stack.allocate(64);
   auto mark = stack.get_marker();
   void* b = stack.allocate(128);
@@ -128,7 +130,7 @@ TEST(StackAllocator, FreeToMarkerReleasesLaterAllocations) {
   EXPECT_EQ(stack.used(), 64u + 128u + 32u);
   stack.free_to_marker(mark);
   EXPECT_EQ(stack.used(), 64u);
-  EXPECT_EQ(mem_stats(MemTag::Render).current_bytes, start.current_bytes + 64);
+  EXPECT_EQ(mem_stats(tag).current_bytes, start.current_bytes + 64);
   EXPECT_EQ(stack.allocate(128), b);  // the freed space is reused
   EXPECT_NE(a, b);
   {
@@ -141,7 +143,7 @@ TEST(StackAllocator, FreeToMarkerReleasesLaterAllocations) {
 
 TEST(StackAllocator, MarkerAboveTopIsAnAssert) {
   ThrowOnAssert hook;
-  StackAllocator stack(MemTag::Render, 256);
+  StackAllocator stack(MemTag::Core, 256);
   stack.allocate(16);
   auto mark = stack.get_marker();
   stack.free_to_marker(0);
@@ -193,20 +195,21 @@ TEST(FixedPool, FreedBlockIsReusedFirst) {
 }
 
 TEST(FixedPool, StatsCountBlocks) {
-  const MemStats start = mem_stats(MemTag::Platform);
+  const MemTag tag = register_mem_tag("test.pool");
+  const MemStats start = mem_stats(tag);
   {
-    FixedPool pool(MemTag::Platform, 100, 4, 8);
-    EXPECT_GE(mem_stats(MemTag::Platform).reserved_bytes, start.reserved_bytes + 4 * 104);
+    FixedPool pool(tag, 100, 4, 8);
+    EXPECT_GE(mem_stats(tag).reserved_bytes, start.reserved_bytes + 4 * 104);
     void* a = pool.allocate();
     void* b = pool.allocate();
-    EXPECT_EQ(mem_stats(MemTag::Platform).current_bytes, start.current_bytes + 2 * 104);
-    EXPECT_EQ(mem_stats(MemTag::Platform).allocations, start.allocations + 2);
+    EXPECT_EQ(mem_stats(tag).current_bytes, start.current_bytes + 2 * 104);
+    EXPECT_EQ(mem_stats(tag).allocations, start.allocations + 2);
     pool.free(a);
-    EXPECT_EQ(mem_stats(MemTag::Platform).current_bytes, start.current_bytes + 104);
+    EXPECT_EQ(mem_stats(tag).current_bytes, start.current_bytes + 104);
     (void)b;  // still in use when the pool dies: un-booked then
   }
-  EXPECT_EQ(mem_stats(MemTag::Platform).current_bytes, start.current_bytes);
-  EXPECT_EQ(mem_stats(MemTag::Platform).reserved_bytes, start.reserved_bytes);
+  EXPECT_EQ(mem_stats(tag).current_bytes, start.current_bytes);
+  EXPECT_EQ(mem_stats(tag).reserved_bytes, start.reserved_bytes);
 }
 
 #if SPINDLE_ASSERTS
@@ -230,7 +233,7 @@ TEST(Pool, CreateAndDestroyRunConstructorsAndDestructors) {
     int id;
     alignas(16) float samples[4] = {};
   };
-  Pool<Voice> voices(MemTag::Audio, 3);
+  Pool<Voice> voices(MemTag::Game, 3);
   Voice* a = voices.create(1);
   Voice* b = voices.create(2);
   Voice* c = voices.create(3);
@@ -291,6 +294,26 @@ TEST(FrameArenas, DoubleBufferingKeepsLastFrameReadable) {
   frame.begin_frame();  // the buffer comes round again, reset
   EXPECT_TRUE(frame.arena(1).owns(a));
   EXPECT_EQ(frame.arena(1).used(), 0u);
+}
+
+// Each worker bumps its own arena's offset on every allocation: two arenas on one cache line
+// would make neighbouring workers invalidate each other's line (false sharing).
+TEST(FrameArenas, EachParticipantsArenaHasItsOwnCacheLines) {
+  FrameArenas frame(MemTag::Frame, 5, 100, true);
+  frame.begin_frame();
+  for (int buffer = 0; buffer < 2; ++buffer) {
+    for (std::uint32_t p = 0; p < frame.participants(); ++p) {
+      const LinearArena& a = frame.arena(p);
+      EXPECT_TRUE(aligned(&a, 64)) << "participant " << p;
+      if (p > 0) {
+        auto prev = reinterpret_cast<std::uintptr_t>(&frame.arena(p - 1));
+        auto here = reinterpret_cast<std::uintptr_t>(&a);
+        EXPECT_GE(here > prev ? here - prev : prev - here, 64u) << "participant " << p;
+      }
+      EXPECT_TRUE(aligned(frame.arena(p).allocate(1), 64)) << "participant " << p;
+    }
+    frame.begin_frame();  // the other buffer
+  }
 }
 
 TEST(FrameArenas, OutOfRangeParticipantAsserts) {

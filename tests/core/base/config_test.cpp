@@ -273,6 +273,19 @@ TEST(Settings, CommandLineOverridesApplyAfterTheFileAndSurviveReloads) {
   EXPECT_EQ(s.get_int("video.width"), 1024);
 }
 
+TEST(Settings, ClearingOverridesBringsBackTheFileValuesTheyReplaced) {
+  Settings s;
+  ASSERT_TRUE(s.load_string("[a]\nkey = 1\n", "file.ini").ok());
+  ASSERT_TRUE(s.apply_override("a.key=2").ok());
+  ASSERT_TRUE(s.apply_override("a.extra=3").ok());
+  EXPECT_EQ(s.get_int("a.key", 0), 2);
+
+  s.clear_overrides();
+  EXPECT_EQ(s.get_int("a.key", 0), 1);
+  EXPECT_EQ(s.origin("a.key"), "file.ini:2");
+  EXPECT_FALSE(s.has("a.extra"));  // only the override had it
+}
+
 TEST(Settings, BadOverridesAreAllOrNothing) {
   Settings s;
   define_all(s);

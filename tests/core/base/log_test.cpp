@@ -15,6 +15,8 @@
 #include "test_support.h"
 
 #if SPINDLE_THREADS
+#include <chrono>
+#include <future>
 #include <thread>
 #endif
 
@@ -154,6 +156,67 @@ TEST_F(LoggerFixture, SinkThatLogsDoesNotDeadlock) {
   EXPECT_EQ(ctx.calls, 1);
   ASSERT_EQ(captured.lines.size(), 1u);
   EXPECT_EQ(captured.lines[0].message, "outer");
+}
+
+// Sinks that change the sink list from inside their callback, on a logger of their own.
+struct SinkEditing {
+  Logger log;
+  CapturedLog captured;  // always there
+  CapturedLog added;     // added by `adder` during the first message
+  int self_remover_id = 0;
+  int self_remover_calls = 0;
+  int adder_calls = 0;
+  int victim_id = 0;  // removed by `remover` before its turn comes
+  int victim_calls = 0;
+
+  void run() {
+    log.set_stderr_enabled(false);
+    ASSERT_GT(log.add_sink(&CapturedLog::sink, &captured), 0);
+    // The adder runs first: the slot it fills lies after its own, not yet visited.
+    log.add_sink(
+        [](void* user, const LogRecord&) {
+          auto* self = static_cast<SinkEditing*>(user);
+          if (self->adder_calls++ == 0) {
+            EXPECT_GT(self->log.add_sink(&CapturedLog::sink, &self->added), 0);
+            self->log.remove_sink(self->victim_id);
+          }
+        },
+        this);
+    self_remover_id = log.add_sink(
+        [](void* user, const LogRecord&) {
+          auto* self = static_cast<SinkEditing*>(user);
+          ++self->self_remover_calls;
+          self->log.remove_sink(self->self_remover_id);
+        },
+        this);
+    victim_id = log.add_sink([](void* user, const LogRecord&) { ++*static_cast<int*>(user); },
+                             &victim_calls);
+    log.write(LogChannel::Core, LogLevel::Info, nullptr, 0, "one");
+    log.write(LogChannel::Core, LogLevel::Info, nullptr, 0, "two");
+  }
+};
+
+TEST(Log, SinksCanAddAndRemoveSinksFromTheirCallback) {
+  // A deadlock must fail the test, not hang CI: the body runs on a thread of its own, and if it
+  // does not come back its state is leaked to the blocked thread.
+  auto* state = new SinkEditing;
+#if SPINDLE_THREADS
+  auto* done = new std::future<void>(std::async(std::launch::async, [state] { state->run(); }));
+  ASSERT_EQ(done->wait_for(std::chrono::seconds(20)), std::future_status::ready)
+      << "a sink that edits the sink list deadlocked the logger";
+  done->get();
+  delete done;
+#else
+  state->run();
+#endif
+  EXPECT_EQ(state->self_remover_calls, 1);
+  EXPECT_EQ(state->adder_calls, 2);
+  EXPECT_EQ(state->victim_calls, 0);  // removed before its turn in the first message
+  ASSERT_EQ(state->captured.lines.size(), 2u);
+  // Added while "one" was being written: it takes effect from the next message.
+  ASSERT_EQ(state->added.lines.size(), 1u);
+  EXPECT_EQ(state->added.lines[0].message, "two");
+  delete state;
 }
 
 TEST_F(LoggerFixture, FileSinkIsFlushedAsWritten) {

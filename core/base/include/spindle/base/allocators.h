@@ -4,16 +4,17 @@
 // Usage:
 //
 //   using spindle::core::MemTag;
-//   spindle::core::LinearArena scratch(MemTag::Render, 1 << 20);   // owns 1 MiB
+//   const MemTag tag = spindle::core::register_mem_tag("render");  // or MemTag::Core, ...
+//   spindle::core::LinearArena scratch(tag, 1 << 20);              // owns 1 MiB
 //   float* xs = scratch.allocate_array<float>(n);                  // nullptr when full
 //   scratch.reset();
 //
-//   spindle::core::StackAllocator stack(MemTag::Anim, 64 << 10);
+//   spindle::core::StackAllocator stack(tag, 64 << 10);
 //   auto mark = stack.get_marker();
 //   void* tmp = stack.allocate(256);
 //   stack.free_to_marker(mark);                                     // frees tmp and later ones
 //
-//   spindle::core::Pool<Voice> voices(MemTag::Audio, 256);         // O(1) create / destroy
+//   spindle::core::Pool<Voice> voices(tag, 256);                   // O(1) create / destroy
 //   Voice* v = voices.create(args...);
 //   voices.destroy(v);
 //
@@ -47,6 +48,8 @@ class JobSystem;
 namespace spindle::core {
 
 inline constexpr std::size_t kDefaultAlign = alignof(std::max_align_t);
+// What threads must not share when each writes its own state (64 bytes on x86-64 and most ARM).
+inline constexpr std::size_t kCacheLine = 64;
 
 // Bump allocator over one buffer: allocation is a pointer bump, freeing is reset() of everything.
 class LinearArena {
@@ -244,9 +247,15 @@ class FrameArenas {
   std::uint64_t overflow_count() const;
 
  private:
+  // Each arena on cache lines of its own: a worker bumping its arena's offset must not
+  // invalidate the line holding its neighbour's.
+  struct alignas(kCacheLine) ParticipantArena {
+    LinearArena arena;
+  };
+
   std::byte* backing_ = nullptr;
   std::size_t backing_size_ = 0;
-  std::vector<LinearArena> arenas_;  // buffer b, participant p at b * participants_ + p
+  std::vector<ParticipantArena> arenas_;  // buffer b, participant p at b * participants_ + p
   std::uint32_t participants_;
   std::uint32_t buffers_;
   std::uint32_t current_ = 0;

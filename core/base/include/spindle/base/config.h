@@ -115,7 +115,8 @@ class Settings {
   const Definition& definition(std::string_view key, Type type) const;
   const Entry* find(std::string_view key) const;
 
-  Map values_;
+  Map values_;       // what the getters read: the file's values with the overrides on top
+  Map file_values_;  // the last loaded file alone, so clear_overrides() can bring back its values
   std::vector<std::pair<std::string, std::string>> overrides_;  // key, value; in order given
   std::map<std::string, Definition, std::less<>> definitions_;
 };

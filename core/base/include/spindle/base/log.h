@@ -17,7 +17,8 @@
 // A message is formatted into a 1 KiB stack buffer (longer ones are cut and end in
 // "...[truncated]"), so ordinary logging allocates nothing. Only the output to the sinks is
 // under a lock, so lines from different threads never interleave. Sinks run under that lock:
-// a sink must not log (such nested messages are dropped).
+// messages a sink logs are dropped; a sink may add or remove sinks (one added gets the next
+// message, one removed is not called again).
 #pragma once
 
 #include <atomic>
