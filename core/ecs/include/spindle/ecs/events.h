@@ -107,10 +107,14 @@ class EventQueues {
   }
   // nullptr when the type was never declared.
   template <class T>
-  EventQueue<T>* find() const {
+  EventQueue<T>* find() {
     return static_cast<EventQueue<T>*>(queues_[type_id<T>()].get());
   }
-  EventQueueBase* find(TypeId type) const { return queues_[type].get(); }
+  template <class T>
+  const EventQueue<T>* find() const {
+    return static_cast<const EventQueue<T>*>(queues_[type_id<T>()].get());
+  }
+  EventQueueBase* find(TypeId type) { return queues_[type].get(); }
   // Inside a step: the events delivered at its start. Elsewhere: every event delivered since
   // begin_frame().
   template <class T>
