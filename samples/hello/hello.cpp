@@ -57,6 +57,11 @@ struct Game {
   std::int32_t scenes_seen = 0;
 };
 
+// The game's input actions, declared once at start-up; systems capture the ids.
+struct Controls {
+  core::ActionId left, right, thrust, fire, confirm;
+};
+
 constexpr float kField = 200.0f;
 constexpr std::uint32_t kRockTimer = 1;
 
@@ -84,8 +89,17 @@ void spawn_rock(core::CommandBuffer& cmd, glm::vec2 pos, std::int32_t size, std:
 
 // --- the game --------------------------------------------------------------------------------
 
-void build_game(core::Engine& engine) {
+Controls declare_controls(core::Engine& engine) {
+  core::Input& input = core::use_input(engine);
+  // A refused name (empty, declared twice, no room) is logged with the reason; value() stops.
+  return Controls{input.add_action("left").value(), input.add_action("right").value(),
+                  input.add_action("thrust").value(), input.add_action("fire").value(),
+                  input.add_action("confirm").value()};
+}
+
+Controls build_game(core::Engine& engine) {
   core::World& world = engine.world();
+  const Controls controls = declare_controls(engine);
   world.register_component<Body>("body");
   world.register_component<Ship>("ship");
   world.register_component<Rock>("rock");
@@ -96,21 +110,22 @@ void build_game(core::Engine& engine) {
   engine.add_plugin<core::TimerPlugin>();
 
   // Steering and firing read the input resource; the ship is the only writer of Ship.
-  engine.add_system<Ship, Body>("pilot", [](StageContext& ctx, Entity, Ship& ship, Body& body) {
-    const core::Input& in = *ctx.world().resource<core::Input>();
-    const float dt = ctx.dt();
-    ship.heading += 3.0f * dt * in.axis(core::Action::Left, core::Action::Right);
-    const glm::vec2 facing(std::cos(ship.heading), std::sin(ship.heading));
-    if (in.held(core::Action::Up)) body.vel += 40.0f * dt * facing;
-    body.vel *= 0.995f;
-    ship.cooldown -= dt;
-    ship.invulnerable -= dt;
-    if (in.held(core::Action::Fire) && ship.cooldown <= 0.0f) {
-      ship.cooldown = 0.15f;
-      ctx.commands().spawn(Body{body.pos + facing * 3.0f, body.vel + 90.0f * facing, 0.5f},
-                           Bullet{});
-    }
-  });
+  engine.add_system<Ship, Body>(
+      "pilot", [controls](StageContext& ctx, Entity, Ship& ship, Body& body) {
+        const core::Input& in = *ctx.world().resource<core::Input>();
+        const float dt = ctx.dt();
+        ship.heading += 3.0f * dt * in.axis(controls.left, controls.right);
+        const glm::vec2 facing(std::cos(ship.heading), std::sin(ship.heading));
+        if (in.held(controls.thrust)) body.vel += 40.0f * dt * facing;
+        body.vel *= 0.995f;
+        ship.cooldown -= dt;
+        ship.invulnerable -= dt;
+        if (in.held(controls.fire) && ship.cooldown <= 0.0f) {
+          ship.cooldown = 0.15f;
+          ctx.commands().spawn(Body{body.pos + facing * 3.0f, body.vel + 90.0f * facing, 0.5f},
+                               Bullet{});
+        }
+      });
 
   // Everything moves and wraps around the field; runs in parallel over all bodies.
   engine.add_system<Body>(
@@ -204,27 +219,27 @@ void build_game(core::Engine& engine) {
     w.add<core::Timer>(spawner, core::Timer::every(4.0, kRockTimer));
   });
   engine.add_scene("over", [](core::Engine& e) { ++e.world().resource<Game>()->scenes_seen; });
-  engine.add_stage({.name = "flow", .phase = core::Phase::Input, .run = [](StageContext& ctx) {
-                      const core::Input& in = *ctx.world().resource<core::Input>();
-                      core::Engine& e = ctx.engine();
-                      if (e.scene() == "title" && in.pressed(core::Action::Fire))
-                        e.switch_scene("play");
-                      if (e.scene() == "over" && in.pressed(core::Action::Confirm))
-                        e.request_quit();
-                    }});
+  engine.add_stage(
+      {.name = "flow", .phase = core::Phase::Input, .run = [controls](StageContext& ctx) {
+         const core::Input& in = *ctx.world().resource<core::Input>();
+         core::Engine& e = ctx.engine();
+         if (e.scene() == "title" && in.pressed(controls.fire)) e.switch_scene("play");
+         if (e.scene() == "over" && in.pressed(controls.confirm)) e.request_quit();
+       }});
   engine.switch_scene("title");
+  return controls;
 }
 
 // The scripted pilot: start, then circle and fire in bursts; confirm at the end.
-core::ScriptedInput make_pilot(std::uint64_t frames) {
+core::ScriptedInput make_pilot(const Controls& controls, std::uint64_t frames) {
   core::ScriptedInput pilot;
-  pilot.hold(core::Action::Fire, 5, 6);  // leave the title
+  pilot.hold(controls.fire, 5, 6);  // leave the title
   for (std::uint64_t f = 30; f + 40 < frames; f += 50) {
-    pilot.hold(core::Action::Left, f, f + 12);
-    pilot.hold(core::Action::Fire, f + 10, f + 40);
-    pilot.hold(core::Action::Up, f + 20, f + 24);
+    pilot.hold(controls.left, f, f + 12);
+    pilot.hold(controls.fire, f + 10, f + 40);
+    pilot.hold(controls.thrust, f + 20, f + 24);
   }
-  pilot.hold(core::Action::Confirm, frames - 3, frames - 2);
+  pilot.hold(controls.confirm, frames - 3, frames - 2);
   return pilot;
 }
 
@@ -255,8 +270,8 @@ int main(int argc, char** argv) {
   }
 
   core::Engine engine(config);
-  build_game(engine);
-  core::ScriptedInput pilot = make_pilot(frames);
+  const Controls controls = build_game(engine);
+  core::ScriptedInput pilot = make_pilot(controls, frames);
   core::set_input_source(engine, &pilot);
   std::uint64_t frame = 0;
   bool over_seen = false;

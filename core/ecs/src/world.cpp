@@ -1,55 +1,10 @@
 #include <spindle/ecs/world.h>
 
+#include <algorithm>
+
 #include <spindle/base/log.h>
-#include <spindle/jobs/job_system.h>
 
 namespace spindle::core {
-
-namespace detail {
-TypeId next_type_id() {
-  static std::atomic<std::uint32_t> next{0};
-  const std::uint32_t id = next.fetch_add(1, std::memory_order_relaxed);
-  SPINDLE_ASSERTF(id < kMaxTypes, "at most %u component, event and resource types",
-                  static_cast<unsigned>(kMaxTypes));
-  return static_cast<TypeId>(id);
-}
-}  // namespace detail
-
-namespace {
-std::atomic<std::uint64_t> g_buffers_generation{1};
-thread_local std::uint64_t t_slot_generation = 0;
-thread_local std::uint32_t t_slot = 0;
-}  // namespace
-
-CommandBuffers::CommandBuffers(std::uint32_t participants) {
-  resize(participants);
-}
-
-void CommandBuffers::resize(std::uint32_t participants) {
-  if (participants == 0) participants = 1;
-  if (participants == participants_) return;
-  participants_ = participants;
-  generation_ = g_buffers_generation.fetch_add(1, std::memory_order_relaxed);
-  next_external_.store(0, std::memory_order_relaxed);
-  buffers_.clear();
-  buffers_.reserve(participants + kExternalSlots);
-  for (std::uint32_t i = 0; i < participants; ++i) buffers_.emplace_back();
-  // External slots start small: only the tbb reference mode uses them.
-  for (std::uint32_t i = 0; i < kExternalSlots; ++i) buffers_.emplace_back(64, 1024);
-}
-
-std::uint32_t CommandBuffers::slot(const jobs::JobSystem& jobs) {
-  const std::uint32_t worker = jobs.current_worker();
-  if (worker < participants_) return worker;
-  if (t_slot_generation != generation_) {
-    const std::uint32_t n = next_external_.fetch_add(1, std::memory_order_relaxed);
-    SPINDLE_ASSERTF(n < kExternalSlots, "at most %u non-participant threads record commands",
-                    static_cast<unsigned>(kExternalSlots));
-    t_slot = participants_ + n;
-    t_slot_generation = generation_;
-  }
-  return t_slot;
-}
 
 World::World(std::uint32_t capacity) : entities_(capacity) {
   registered_.reserve(kMaxTypes);
@@ -80,27 +35,12 @@ void World::clear() {
 
 void World::emit_lifecycle(Entity entity, bool created) {
   if (created) {
-    if (auto* q = static_cast<EventQueue<EntityCreated>*>(events_[type_id<EntityCreated>()].get()))
+    if (EventQueue<EntityCreated>* q = events_.find<EntityCreated>())
       q->emit(EntityCreated{entity});
   } else {
-    if (auto* q =
-            static_cast<EventQueue<EntityDestroyed>*>(events_[type_id<EntityDestroyed>()].get()))
+    if (EventQueue<EntityDestroyed>* q = events_.find<EntityDestroyed>())
       q->emit(EntityDestroyed{entity});
   }
-}
-
-void World::begin_event_frame() {
-  for (EventQueueBase* q : event_list_) q->begin_frame();
-  events_in_step_ = false;  // also after a step whose stage threw
-}
-
-void World::begin_event_step() {
-  for (EventQueueBase* q : event_list_) q->deliver();
-  events_in_step_ = true;
-}
-
-void World::end_event_step() {
-  events_in_step_ = false;
 }
 
 void World::flush_events() {
@@ -172,7 +112,7 @@ void World::apply_commands() {
         break;
       }
       case CommandBuffer::Op::Emit: {
-        EventQueueBase* q = events_[r.type].get();
+        EventQueueBase* q = events_.find(r.type);
         if (q != nullptr) {
           q->push_bytes(owner.payload(r), r.size);
           ++command_stats_.applied;

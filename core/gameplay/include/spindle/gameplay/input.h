@@ -1,64 +1,117 @@
-// Input as game code sees it: actions that are pressed (this frame), held, or released (this
-// frame), fed by an InputSource once per frame. The platform layer adds keyboard, mouse and
-// controller sources; ScriptedInput replays a fixed script for tests, demos and headless runs.
+// Input as game code sees it: actions the game declares by name ("fire", "jump"), each pressed
+// (this frame), held, or released (this frame), fed by an InputSource once per frame. The
+// platform layer will add keyboard, mouse and controller sources; ScriptedInput replays a fixed
+// script for tests, demos and headless runs.
 //
 // Usage:
 //
-//   spindle::core::ScriptedInput script;
-//   script.hold(spindle::core::Action::Fire, /*from frame*/ 10, /*to frame*/ 12);
-//   spindle::core::set_input_source(engine, &script);  // polled before every frame
-//   // in a system or stage:
-//   const spindle::core::Input& in = *ctx.world().resource<spindle::core::Input>();
-//   if (in.pressed(spindle::core::Action::Fire)) fire();
-//   float turn = in.axis(spindle::core::Action::Right, spindle::core::Action::Left);  // -1..1
+//   spindle::core::Input& input = spindle::core::use_input(engine);  // (engine, 128): room for 128
+//   const spindle::core::ActionId fire = input.add_action("fire").value();  // at start-up
+//   const spindle::core::ActionId left = input.add_action("left").value();
+//   const spindle::core::ActionId right = input.add_action("right").value();
 //
-// Input is a world resource: read it from any stage (it changes only between frames).
+//   spindle::core::ScriptedInput script;
+//   script.hold(fire, /*from frame*/ 10, /*to frame*/ 12);  // frames inclusive
+//   spindle::core::set_input_source(engine, &script);       // polled before every frame
+//
+//   // in a system or stage (capture the ids, or look them up once with find_action()):
+//   const spindle::core::Input& in = *ctx.world().resource<spindle::core::Input>();
+//   if (in.pressed(fire)) shoot();
+//   float turn = in.axis(right, left);  // -1..1
+//
+// Declaring: names are unique and not empty, and the number of actions is fixed when the Input
+// is made, so polling and reading never allocate. add_action() refuses a bad name with a Status
+// that says why (and logs it on the Core channel), so `.value()` stops at the mistake. Ids are
+// handed out in declaration order (0, 1, 2...): the same declarations give the same ids in every
+// run, so ids may be stored in components and replays.
+//
+// An id this Input did not hand out (ActionId::none(), or one past its declared actions) reads as
+// "not held", never crashes, and is counted in unknown_ids(); the first is logged. Ids are plain
+// indices: an id of another Input means whatever this one declared under that index. Input is a
+// world resource: read it from any stage (it changes only between frames, in the frame hook).
 #pragma once
 
-#include <array>
+#include <atomic>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
-#include <spindle/engine/engine.h>
+#include <spindle/base/result.h>
 
 namespace spindle::core {
 
-enum class Action : std::uint8_t {
-  Up,
-  Down,
-  Left,
-  Right,
-  Fire,
-  Jump,
-  Pause,
-  Confirm,
-  Cancel,
-  Count
+class Engine;
+
+// A declared action of one Input: a small index, in declaration order.
+class ActionId {
+ public:
+  static constexpr std::uint16_t kNoneValue = 0xffff;
+
+  constexpr ActionId() = default;
+  constexpr explicit ActionId(std::uint16_t value) : value_(value) {}
+  static constexpr ActionId none() { return ActionId{}; }
+
+  constexpr bool is_none() const { return value_ == kNoneValue; }
+  constexpr std::uint16_t value() const { return value_; }
+  friend constexpr bool operator==(ActionId a, ActionId b) = default;
+
+ private:
+  std::uint16_t value_ = kNoneValue;
 };
-inline constexpr std::size_t kActionCount = static_cast<std::size_t>(Action::Count);
-const char* to_string(Action action);
 
 class Input {
  public:
-  bool held(Action a) const { return now_[index(a)]; }
-  bool pressed(Action a) const { return now_[index(a)] && !before_[index(a)]; }
-  bool released(Action a) const { return !now_[index(a)] && before_[index(a)]; }
+  static constexpr std::uint32_t kDefaultCapacity = 64;
+  static constexpr std::uint32_t kMaxCapacity = ActionId::kNoneValue;  // ids stay below none()
+
+  // Room for `capacity` actions (at most kMaxCapacity), fixed for the Input's life.
+  explicit Input(std::uint32_t capacity = kDefaultCapacity);
+  Input(const Input&) = delete;
+  Input& operator=(const Input&) = delete;
+
+  // Declares an action. Refused (error Status, and a log line) for an empty name, a name
+  // declared already, or a full Input.
+  Result<ActionId> add_action(std::string_view name);
+  // The action declared under `name`, or ActionId::none().
+  ActionId find_action(std::string_view name) const;
+  // Its name; "" for an id this Input did not hand out.
+  std::string_view action_name(ActionId action) const;
+  std::uint32_t action_count() const { return static_cast<std::uint32_t>(names_.size()); }
+  std::uint32_t capacity() const { return capacity_; }
+  bool knows(ActionId action) const { return action.value() < names_.size(); }
+
+  bool held(ActionId a) const { return knows(a) ? now_[a.value()] != 0 : unknown(a); }
+  bool pressed(ActionId a) const {
+    return knows(a) ? now_[a.value()] != 0 && before_[a.value()] == 0 : unknown(a);
+  }
+  bool released(ActionId a) const {
+    return knows(a) ? now_[a.value()] == 0 && before_[a.value()] != 0 : unknown(a);
+  }
   // +1 while `positive` is held, -1 while `negative` is, 0 for both or neither.
-  float axis(Action positive, Action negative) const {
+  float axis(ActionId positive, ActionId negative) const {
     return (held(positive) ? 1.0f : 0.0f) - (held(negative) ? 1.0f : 0.0f);
   }
-  // Called by the engine before polling: this frame's state becomes the previous one.
-  void begin_frame() { before_ = now_; }
-  void set(Action a, bool down) { now_[index(a)] = down; }
-  void clear() {
-    now_.fill(false);
-    before_.fill(false);
-  }
+
+  // For InputSources (the frame hook calls begin_frame() before polling).
+  void begin_frame();  // this frame's state becomes the previous one
+  void release_all();  // every action up, for a source that writes the whole state
+  // False (and counted as unknown) for an id this Input did not hand out.
+  bool set(ActionId a, bool down);
+  void clear();  // every action up, now and in the previous frame
+
+  // Reads and writes with ids this Input did not hand out, since it was made.
+  std::uint64_t unknown_ids() const { return unknown_ids_.load(std::memory_order_relaxed); }
 
  private:
-  static std::size_t index(Action a) { return static_cast<std::size_t>(a); }
-  std::array<bool, kActionCount> now_{};
-  std::array<bool, kActionCount> before_{};
+  Status check_new_name(std::string_view name) const;
+  bool unknown(ActionId a) const;  // counts and (the first time) logs; returns false
+
+  std::uint32_t capacity_;
+  std::vector<std::string> names_;  // by id; reserved to capacity_
+  std::vector<std::uint8_t> now_;   // capacity_ entries, 1 = held
+  std::vector<std::uint8_t> before_;
+  mutable std::atomic<std::uint64_t> unknown_ids_{0};  // stages read concurrently
 };
 
 class InputSource {
@@ -68,29 +121,29 @@ class InputSource {
   virtual void poll(Input& input, std::uint64_t frame) = 0;
 };
 
-// Holds actions during frame ranges [from, to], inclusive.
+// Holds actions during frame ranges [from, to], inclusive; every other action is up.
 class ScriptedInput final : public InputSource {
  public:
-  void hold(Action action, std::uint64_t from, std::uint64_t to) {
+  void hold(ActionId action, std::uint64_t from, std::uint64_t to) {
     spans_.push_back({action, from, to});
   }
-  void poll(Input& input, std::uint64_t frame) override {
-    std::array<bool, kActionCount> down{};
-    for (const Span& s : spans_) {
-      if (frame >= s.from && frame <= s.to) down[static_cast<std::size_t>(s.action)] = true;
-    }
-    for (std::size_t i = 0; i < kActionCount; ++i) input.set(static_cast<Action>(i), down[i]);
-  }
+  void poll(Input& input, std::uint64_t frame) override;
 
  private:
   struct Span {
-    Action action;
+    ActionId action;
     std::uint64_t from, to;
   };
   std::vector<Span> spans_;
 };
 
-// Polls `source` into the world's Input resource (created here if missing) at the start of every
+// The engine's Input (a world resource), made on the first call: with room for `capacity`
+// actions, or Input::kDefaultCapacity. Later calls return the same Input; asking then for more
+// room than it has is refused in the log (the capacity is fixed).
+Input& use_input(Engine& engine);
+Input& use_input(Engine& engine, std::uint32_t capacity);
+
+// Polls `source` into the engine's Input (made by use_input() if missing) at the start of every
 // frame. The source must outlive the engine or be replaced by nullptr (the Input then keeps
 // reporting nothing held).
 void set_input_source(Engine& engine, InputSource* source);
