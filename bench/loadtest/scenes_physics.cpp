@@ -133,7 +133,7 @@ void setup_spawn(core::Engine& engine, const SceneParams& p) {
 std::vector<report::Reference> thesis_reference() {
   report::Reference ref;
   ref.source =
-      "the master thesis \"Multithreaded game engine architecture\" (2019), section 4.1: load "
+      "the thesis \"Multithreaded game engine architecture\" (2019), section 4.1: load "
       "testing";
   ref.note =
       "The thesis generated objects with physics every frame on its own machine (PhysX, a "
