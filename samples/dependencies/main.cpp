@@ -25,17 +25,17 @@ using namespace spindle;
 constexpr int kFrames = 3;
 constexpr std::size_t kObjects = 4096;
 
-// When each job started and ended, on one clock shared by all jobs.
-std::atomic<int> g_clock{0};
+// When a job started and ended, in ticks of a clock that every job advances.
 struct Stamp {
   int start = -1, end = -1;
 };
+// fn as a job that stamps itself.
 template <class F>
-auto stamped(Stamp& stamp, F fn) {
-  return [&stamp, fn] {
-    stamp.start = g_clock++;
+auto stamped(std::atomic<int>& clock, Stamp& stamp, F fn) {
+  return [&clock, &stamp, fn] {
+    stamp.start = clock++;
     fn();
-    stamp.end = g_clock++;
+    stamp.end = clock++;
   };
 }
 
@@ -68,31 +68,33 @@ int main(int argc, char** argv) {
   if (!samples::parse_sample_args(argc, argv, args)) return 2;
   jobs::JobSystem jobs(jobs::Config{.workers = args.workers, .mode = args.mode});
 
+  std::atomic<int> clock{0};
   Frame frames[kFrames];
   for (int n = 0; n < kFrames; ++n) {
     Frame& f = frames[n];
     Frame* prev = n > 0 ? &frames[n - 1] : nullptr;
     // Submit every dependency's jobs before the jobs that run after it: run_after waits for the
     // jobs pending on its dependency when it is called.
-    auto input = stamped(f.input, [&f, prev] { f.in = prev ? prev->present_value : 1; });
+    auto input = stamped(clock, f.input, [&f, prev] { f.in = prev ? prev->present_value : 1; });
     if (prev)
       jobs.run_after(prev->present_done, f.input_done, {"input"}, input);
     else
       jobs.run(f.input_done, {"input"}, input);
     jobs.run_after(f.input_done, f.physics_done, {"physics"},
-                   stamped(f.physics, [&f] { f.moved = f.in * 3; }));
+                   stamped(clock, f.physics, [&f] { f.moved = f.in * 3; }));
     jobs.run_after(f.input_done, f.animation_done, {"animation"},
-                   stamped(f.animation, [&f] { f.posed = f.in + 7; }));
+                   stamped(clock, f.animation, [&f] { f.posed = f.in + 7; }));
     // A parallel loop counted on its own counter, not waited for here: it overlaps the chain.
     jobs.parallel_for_range(f.cull_done, 0, kObjects, 1024, f.cull, {"cull"});
     // A join: render starts once physics, animation and every cull chunk have finished.
     jobs.run_after({&f.physics_done, &f.animation_done, &f.cull_done}, f.render_done, {"render"},
-                   stamped(f.render, [&f] {
+                   stamped(clock, f.render, [&f] {
                      f.objects_seen_by_render = f.culled_objects;
                      f.present_value = f.moved + f.posed + f.visible;
                    }));
-    jobs.run_after(f.render_done, f.present_done, {"present"},
-                   stamped(f.present, [&f] { f.present_value = f.present_value % 1000003; }));
+    jobs.run_after(f.render_done, f.present_done, {"present"}, stamped(clock, f.present, [&f] {
+                     f.present_value = f.present_value % 1000003;
+                   }));
   }
   // Counters must outlive their jobs: wait for all of them before they go out of scope.
   std::vector<jobs::Counter*> all;

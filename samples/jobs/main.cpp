@@ -27,7 +27,8 @@ std::uint64_t run_batch(jobs::JobSystem& jobs, std::vector<std::uint64_t>& squar
       for (std::uint64_t i = q * kQuarter + 1; i <= (q + 1) * kQuarter; ++i) partial[q] += i;
     });
   }
-  jobs.wait(sums);  // the waiting thread runs jobs too: nothing idles in single mode
+  // The waiting thread helps run jobs instead of blocking (single mode ran them inline already).
+  jobs.wait(sums);
 
   // parallel_for: fn(i) for every index, in chunks of at most 256 indices.
   jobs.parallel_for(0, squares.size(), 256, [&](std::size_t i) { squares[i] = i * i; });
