@@ -1,7 +1,15 @@
 // Everything a game needs, in one include: the engine, the world, transforms, timers, input,
-// logging and the job system. Link the CMake target spindle::spindle.
+// logging, the job system, and every plugin this build of the engine has (render preparation,
+// physics, animation). Link the CMake target spindle::spindle.
 //
-// Usage: see samples/hello/hello.cpp, a whole game in one file.
+// spindle::spindle defines SPINDLE_HAS_RENDER, SPINDLE_HAS_PHYSICS and SPINDLE_HAS_ANIM to 1 for
+// each plugin it links and to 0 for each one the engine was built without, so this header
+// includes only what exists; code that is not built through the target gets core and jobs only.
+// The asset importer (spindle::anim_import, <spindle/anim/import.h>) is left out: it needs
+// assimp, and only tools that load files want it.
+//
+// Usage: see samples/README.md, one short program per feature, and samples/hello/hello.cpp, a
+// whole game in one file.
 #pragma once
 
 #include <spindle/base/log.h>
@@ -11,3 +19,15 @@
 #include <spindle/gameplay/timer.h>
 #include <spindle/gameplay/transform.h>
 #include <spindle/jobs/job_system.h>
+
+#if SPINDLE_HAS_RENDER
+#include <spindle/render/camera.h>
+#include <spindle/render/draw_list.h>
+#endif
+#if SPINDLE_HAS_PHYSICS
+#include <spindle/physics/physics.h>
+#endif
+#if SPINDLE_HAS_ANIM
+#include <spindle/anim/animation_plugin.h>
+#include <spindle/anim/procedural.h>
+#endif
