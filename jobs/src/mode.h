@@ -3,8 +3,8 @@
 // asks the current mode only what differs: where a runnable job goes, where a participant finds
 // its next one, how a wait helps and how a parallel_for is split.
 //
-//   single_mode.cpp   no threads: a job runs when it becomes runnable (the only mode without
-//   threads) static_mode.cpp   round-robin mailboxes, even parallel_for split, no stealing
+//   single_mode.cpp   no threads: a job runs as soon as it is runnable
+//   static_mode.cpp   round-robin mailboxes, even parallel_for split, no stealing
 //   dynamic_mode.cpp  Chase-Lev deques, stealing, injection queue, recursive split
 //   tbb_mode.cpp      oneTBB task groups
 #pragma once
