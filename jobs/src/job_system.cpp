@@ -56,7 +56,9 @@ Counter::~Counter() {
                  pending());
     std::abort();
   }
-  if (backend_ != nullptr && release_backend_ != nullptr) release_backend_(backend_);
+  if (state_.backend != nullptr && state_.release_backend != nullptr) {
+    state_.release_backend(state_.backend);
+  }
 }
 
 namespace detail {
@@ -153,6 +155,10 @@ void JobSystem::submit_range(Counter& counter, const JobDesc& desc, std::size_t 
                              std::size_t end, std::size_t grain,
                              void (*call)(const void*, std::size_t, std::size_t), const void* fn) {
   scheduler_->submit_range(counter, desc, begin, end, grain, call, fn);
+}
+
+StagePolicy JobSystem::stage_policy() const {
+  return scheduler_->stage_policy();
 }
 
 void JobSystem::set_mode(Mode mode) {

@@ -1,18 +1,12 @@
-// The scheduler behind JobSystem: job pools, queues, workers, parking, counters, statistics.
-// Private to jobs/. One object serves every mode so that a mode switch keeps pools and threads.
+// The shared core behind JobSystem: job slots, counters and their continuations, running and
+// booking a job, statistics. Private to jobs/. What differs between modes is a ModeImpl (mode.h);
+// threads, pinning and parking are the WorkerPool's (worker_pool.h). One Scheduler serves every
+// mode, so a mode switch keeps the pools and the threads.
 //
-// Who runs what:
-//   participant 0 is the thread that constructed the JobSystem; participants 1..W-1 are worker
-//   threads started by the scheduler (only when a threaded mode is first used). Each participant
-//   owns a job pool, two work deques (one per priority) and two mailboxes. Threads outside the
-//   pool take slots from a locked shared pool and submit through the injection queues.
-//
-// Parking (no lost wake-ups): a participant with nothing to do spins for spin_before_park_us,
-// then publishes its bit in parked_ (seq_cst RMW + fence), re-checks for work and, if still
-// none, sleeps on its own futex word. A submitter publishes the job first, then issues a seq_cst
-// fence and reads parked_. By the fence-fence rule at least one side sees the other: either the
-// parker finds the job in its re-check, or the submitter sees the bit and wakes it. Counter
-// completion uses the same handshake with waiting_ for threads parked inside wait().
+// Who runs what: participant 0 is the thread that constructed the JobSystem; participants
+// 1..W-1 are worker threads, started when a threaded mode is first used. Each participant owns a
+// job pool; threads outside take slots from a locked shared pool. A slot is freed by whoever
+// finishes its job.
 #pragma once
 
 #include <atomic>
@@ -20,19 +14,17 @@
 #include <memory>
 #include <mutex>
 #include <span>
-#include <vector>
 
+#include "mode.h"
 #include "platform.h"
 #include "queues.h"
 #include "spindle/jobs/job_system.h"
 
-#if SPINDLE_THREADS
-#include <thread>
-#endif
-
 namespace spindle::jobs::detail {
 
-class TbbBackend;
+inline CounterState& state_of(Counter& counter) {
+  return counter.state_;
+}
 
 #if SPINDLE_THREADS
 using Lock = std::mutex;
@@ -109,12 +101,6 @@ struct alignas(kCacheLine) StatsSlot {
 
 struct alignas(kCacheLine) Participant {
   JobPool pool;
-  WorkDeque deque[kPriorityCount];
-  MpmcQueue mailbox[kPriorityCount];
-  // Futex word: bumped by whoever wakes this participant.
-  alignas(kCacheLine) std::atomic<std::uint32_t> wake_epoch{0};
-  std::uint32_t rng = 0;          // victim selection (owner only)
-  std::uint32_t round_robin = 0;  // Static mode dealing (owner only)
   // Finished jobs not yet subtracted from their counter (owner only): a participant running jobs
   // of one counter back to back subtracts them in one step, so a thief does not fight the
   // submitter for the counter's cache line on every job. Flushed before the participant idles,
@@ -124,21 +110,35 @@ struct alignas(kCacheLine) Participant {
   std::uint32_t batch_count = 0;
 };
 
+// A sub-range of a parallel_for, run by one job: it halves itself down to `grain`, submitting
+// the right halves as jobs of their own (so thieves take the biggest pieces first).
+struct RangeTask {
+  JobSystem* system;
+  Counter* counter;
+  const void* fn;
+  void (*call)(const void*, std::size_t, std::size_t);
+  std::size_t begin;
+  std::size_t end;
+  std::size_t grain;
+  JobDesc desc;
+};
+// Submits one job that runs `task`.
+void spawn_range(const RangeTask& task);
+
+constexpr std::uint32_t priority_index(Priority p) {
+  return p == Priority::High ? 0u : 1u;
+}
+
 class Scheduler {
  public:
   Scheduler(const Config& config, std::uint32_t workers, std::uint32_t job_stride,
             JobSystem* owner);
   ~Scheduler();
 
-  // Mode-independent entry points used by JobSystem.
-  // A free job slot for the calling thread, or null. `may_help`: a participant in user code
-  // (not inside a job) whose pool is full may run its own queued jobs to free slots.
+  // --- JobSystem's entry points -----------------------------------------------------------------
+  // A free job slot for the calling thread, or null. `may_help`: see ModeImpl::acquire.
   Job* acquire(bool may_help = true);
   void submit(Job* job, std::span<Counter* const> dependencies);
-  // Runs a job on participant `worker` (hooks, timing, exceptions, counter). `start` is the tick
-  // it started at, or 0 to read the clock now; returns the tick it ended at.
-  // `batch` (participant loops only): the counter update may be deferred, see Participant.
-  std::uint64_t execute(Job* job, std::uint32_t worker, std::uint64_t start, bool batch = false);
   // Runs a job that could not be queued, after its dependencies (if any) are done.
   void run_inline(Job* job, std::span<Counter* const> dependencies);
   // wait() rethrows the counter's captured exception; wait_for() only waits, rethrow() only
@@ -147,13 +147,12 @@ class Scheduler {
   void wait_for(Counter& counter);
   void rethrow(Counter& counter);
   void set_mode(Mode mode);
-  Mode mode() const { return mode_.load(std::memory_order_relaxed); }
+  Mode mode() const { return current().mode(); }
+  StagePolicy stage_policy() const { return current().stage_policy(); }
   std::uint32_t current_worker() const;
-  std::uint32_t workers() const { return worker_count_; }
   void submit_range(Counter& counter, const JobDesc& desc, std::size_t begin, std::size_t end,
                     std::size_t grain, void (*call)(const void*, std::size_t, std::size_t),
                     const void* fn);
-
   WorkerStats worker_stats(std::uint32_t worker) const;
   TagStats tag_stats(std::uint16_t tag) const;
   Stats stats() const;
@@ -162,74 +161,60 @@ class Scheduler {
   void note_overflow(const char* what, const JobDesc& desc);
   void log(LogLevel level, const char* message) const;
 
-  // Makes a job runnable now, according to the mode.
-  void push(Job* job);
-
-  // TBB backend glue.
+  // --- for the modes and the worker pool --------------------------------------------------------
+  ModeImpl& current() const { return *current_.load(std::memory_order_relaxed); }
   const Config& config() const { return config_; }
+  std::uint32_t workers() const { return worker_count_; }
+  std::uint32_t pool_size() const { return pool_size_; }
   std::uint32_t job_stride() const { return job_stride_; }
+  // Participant `self`'s pool, or (outside threads) the shared one, locked.
+  Job* take_slot(std::uint32_t self);
+  JobPool& pool(std::uint32_t self) { return participants_[self].pool; }
+  // Runs a job on participant `worker` (hooks, timing, exceptions, counter). `start` is the tick
+  // it started at, or 0 to read the clock now; returns the tick it ended at.
+  // `batch` (participant loops only): the counter update may be deferred, see Participant.
+  std::uint64_t execute(Job* job, std::uint32_t worker, std::uint64_t start, bool batch = false);
+  void flush_batch(std::uint32_t self);
+  // Participant `self` holds the only unfinished jobs of `counter` in its batch.
+  bool batch_holds_rest_of(std::uint32_t self, const Counter& counter) const {
+    const Participant& me = participants_[self];
+    return me.batch_counter == &counter && counter.pending() <= me.batch_count;
+  }
+  // Spins (then yields) until `counter` is done: for threads that cannot help.
+  void wait_spinning(const Counter& counter);
+  // The calling thread is inside a job (through run_inline and waits too).
+  static bool inside_job();
+  // Makes the calling thread participant `index` (worker threads) or nothing (index = kExternal).
+  void bind_thread(std::uint32_t index) const;
+  void count_steal(std::uint32_t self) { bump_own(stats_[self].steals); }
+  void count_park(std::uint32_t self) { bump_own(stats_[self].parks); }
+  // Parallel_for halving down to `grain` (0: chosen from the participant count): dynamic, tbb.
+  void split_recursively(RangeTask& task, std::size_t grain) const;
 
  private:
-  friend class TbbBackend;
-
+  static void bump_own(std::atomic<std::uint64_t>& value) {
+    value.store(value.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  ModeImpl& implementation(Mode mode) const { return *modes_[static_cast<std::size_t>(mode)]; }
   // Called when `count` jobs counted on `counter` have finished.
   void finish(Counter* counter, std::uint32_t count);
-  void flush_batch(std::uint32_t self);
   // Puts `job` in `dependency`'s continuation list, or releases it now if nothing is pending.
   void attach(Counter& dependency, Job* job);
   // Under the counter's list lock: unlinks and returns the continuations attached before the
   // epoch `state` shows (in list order), leaving those that wait for the current jobs.
-  static Job* take_released(Counter& counter, std::uint64_t state);
-  static void lock_list(Counter& counter);
-  static void unlock_list(Counter& counter);
+  static Job* take_released(CounterState& counter, std::uint64_t state);
+  static void lock_list(CounterState& counter);
+  static void unlock_list(CounterState& counter);
   // Gives back a finished job's slot (pooled, heap or stack); nothing of it is touched after.
   static void free_slot(Job* job);
   // Makes a released continuation runnable; a link instead counts down its job's joins.
   void release(Job* job);
   void run_list(Job* list);
-  bool any_queued() const;
   bool pools_idle() const;  // every pool slot free: no pooled job queued, running or waiting
   void record_exception(Counter* counter, const JobDesc& desc);
   void book(std::uint32_t slot, bool exclusive, const JobDesc& desc, std::uint64_t elapsed);
 
-#if SPINDLE_THREADS
-  void start_threads();
-  void stop_threads();
-  void worker_main(std::uint32_t index);
-  void note_pin_failure(std::uint32_t index);
-  Job* find_work(std::uint32_t self);
-  Job* find_work_any(std::uint32_t self);
-  Job* steal_from_others(std::uint32_t self, std::uint32_t priority);
-  bool has_work(std::uint32_t self) const;
-  // Spins, then parks until work arrives (or `counter`, if given, is done). False when stopping.
-  // `park` (optional) tells whether and how it slept.
-  struct ParkInfo {
-    bool parked = false;
-    bool woken = false;  // by another thread (else by its own timeout, or not at all)
-    std::uint64_t slept_ns = 0;
-  };
-  // `spin_ns` 0: Config::spin_before_park_us.
-  bool idle(std::uint32_t self, const Counter* counter, ParkInfo* park = nullptr,
-            std::uint64_t spin_ns = 0);
-  // Worker 1 only: learns the cadence of bursts and says how long to sleep (-1: until woken).
-  void note_burst(std::uint64_t now);
-  std::int64_t sentinel_timeout(std::uint64_t now) const;
-  void wake_one(std::uint32_t except);
-  void chain_wake(std::uint32_t self);
-  void wake(std::uint32_t index);
-  void wake_waiters();
-  void push_threaded(Job* job, std::uint32_t self);
-  // The oldest job queued for participant `self` alone (its mailbox in Static, its own deque in
-  // Dynamic), or null.
-  Job* pop_own(std::uint32_t self);
-  void deal_static(Job* job, std::uint32_t self);
-  void redeal_main_mailbox();
-  void wait_as_participant(Counter& counter, std::uint32_t self);
-#endif
-  void wait_spinning(const Counter& counter);
-
   Config config_;
-  std::atomic<Mode> mode_;
   std::uint32_t worker_count_;
   std::uint32_t job_stride_;
   std::uint32_t pool_size_;
@@ -238,48 +223,25 @@ class Scheduler {
   TickClock clock_;
   const Scheduler* previous_state_owner_ = nullptr;
   std::uint32_t previous_state_index_ = kExternalThread;
-  std::uint32_t cpus_[kMaxWorkers] = {};
 
   std::unique_ptr<std::byte[]> slot_memory_;
   std::unique_ptr<Participant[]> participants_;
   // Slot worker_count_ is shared by outside threads (and oneTBB's threads).
   std::unique_ptr<StatsSlot[]> stats_;
-
-  // Outside threads: a locked pool and the injection queues.
+  // Outside threads' slots.
   Lock external_mutex_;
   JobPool external_pool_;
-  MpmcQueue injection_[kPriorityCount];
 
   std::atomic<std::uint64_t> inline_overflows_{0};
   std::atomic<std::uint64_t> exceptions_dropped_{0};
   std::atomic<std::uint32_t> overflow_logged_{0};
-  std::atomic<std::uint32_t> pin_failure_logged_{0};
-  // Jobs queued at High priority anywhere: lets finders skip scanning other deques for them.
-  std::atomic<std::int64_t> high_queued_{0};
-  std::atomic<std::uint32_t> external_round_robin_{0};
 
 #if SPINDLE_THREADS
-  std::vector<std::thread> threads_;
-  bool threads_started_ = false;
-  std::atomic<bool> stopping_{false};
-  std::atomic<std::uint64_t> parked_{0};   // bit i: participant i is parked
-  std::atomic<std::uint64_t> waiting_{0};  // bit i: participant i is parked inside wait()
-  // Participants in their spin phase: a submitter wakes a sleeper only when nobody is spinning
-  // (the spinner will find the job and wake the next one if more is queued).
-  std::atomic<std::uint32_t> spinning_{0};
-  // Participant 0 is inside wait() (Static mode deals to its mailbox only then).
-  std::atomic<bool> main_waiting_{false};
-  std::uint32_t main_wait_depth_ = 0;  // participant 0 only
-  // Cadence of bursts, worker 1 only (see Config::predictive_wake).
-  std::uint64_t burst_last_ns_ = 0;
-  std::uint64_t burst_period_ns_ = 0;
-  std::uint32_t burst_confidence_ = 0;
+  std::unique_ptr<WorkerPool> workers_;
 #endif
-  SavedAffinity main_affinity_;
-  bool main_pinned_ = false;
-#if SPINDLE_WITH_TBB
-  std::unique_ptr<TbbBackend> tbb_;
-#endif
+  // Indexed by Mode; null where this build lacks the mode.
+  std::unique_ptr<ModeImpl> modes_[4];
+  std::atomic<ModeImpl*> current_{nullptr};
 };
 
 }  // namespace spindle::jobs::detail

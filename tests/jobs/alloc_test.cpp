@@ -5,8 +5,8 @@
 #include <atomic>
 
 #include "alloc_counter.h"
+#include "modes.h"
 #include "spindle/jobs/job_system.h"
-#include "test_util.h"
 
 namespace spindle::jobs {
 namespace {
@@ -36,7 +36,8 @@ class Allocations : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(Allocations, SteadyStateFramesAllocateNothing) {
   SPINDLE_REQUIRE_ALLOCATION_COUNTING();
-  JobSystem js(test::config_for(GetParam(), 0));
+  SPINDLE_REQUIRE_MODE(GetParam());
+  JobSystem js(test::pinned_job_config(GetParam(), 0));
   std::atomic<long> sink{0};
   for (int i = 0; i < 20; ++i) frame(js, sink);  // warm-up: thread-locals, oneTBB's internals
   const long before = ::spindle::test::heap_allocations();
@@ -47,16 +48,8 @@ TEST_P(Allocations, SteadyStateFramesAllocateNothing) {
 }
 
 // oneTBB allocates inside its own task machinery; it is a reference backend, not held to this.
-std::vector<Mode> own_modes() {
-  std::vector<Mode> modes;
-  for (Mode m : test::available_modes()) {
-    if (m != Mode::Tbb) modes.push_back(m);
-  }
-  return modes;
-}
-
-INSTANTIATE_TEST_SUITE_P(OwnModes, Allocations, ::testing::ValuesIn(own_modes()),
-                         [](const auto& info) { return test::mode_name(info.param); });
+INSTANTIATE_TEST_SUITE_P(OwnModes, Allocations, ::testing::ValuesIn(test::own_modes()),
+                         test::mode_name);
 
 TEST(Allocations, CountingWorks) {
   SPINDLE_REQUIRE_ALLOCATION_COUNTING();

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "test_util.h"
+#include "modes.h"
 
 #if SPINDLE_THREADS
 #include <thread>
@@ -24,12 +24,12 @@
 namespace spindle::jobs {
 namespace {
 
-using test::config_for;
+using test::pinned_job_config;
 
 class JobSystemModes : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(JobSystemModes, RunsEveryJobExactlyOnce) {
-  JobSystem js(config_for(GetParam(), 4));
+  JobSystem js(pinned_job_config(GetParam(), 4));
   constexpr int kJobs = 5000;
   std::vector<std::atomic<int>> runs(kJobs);
   Counter counter;
@@ -42,7 +42,7 @@ TEST_P(JobSystemModes, RunsEveryJobExactlyOnce) {
 }
 
 TEST_P(JobSystemModes, RunAfterStartsOnlyWhenDependencyIsDone) {
-  JobSystem js(config_for(GetParam(), 4));
+  JobSystem js(pinned_job_config(GetParam(), 4));
   std::atomic<int> first_done{0};
   std::atomic<int> violations{0};
   std::atomic<int> second_runs{0};
@@ -63,7 +63,7 @@ TEST_P(JobSystemModes, RunAfterStartsOnlyWhenDependencyIsDone) {
 }
 
 TEST_P(JobSystemModes, RunAfterAnAlreadyFinishedCounterRunsImmediately) {
-  JobSystem js(config_for(GetParam(), 2));
+  JobSystem js(pinned_job_config(GetParam(), 2));
   Counter finished;  // nothing was ever submitted on it
   Counter after;
   std::atomic<bool> ran{false};
@@ -75,7 +75,7 @@ TEST_P(JobSystemModes, RunAfterAnAlreadyFinishedCounterRunsImmediately) {
 // A join: the continuation starts once every dependency's pending jobs have finished, whatever
 // order they finish in, including dependencies that are already done and null entries.
 TEST_P(JobSystemModes, RunAfterSeveralCountersStartsWhenAllAreDone) {
-  JobSystem js(config_for(GetParam(), 4));
+  JobSystem js(pinned_job_config(GetParam(), 4));
   for (int round = 0; round < 200; ++round) {
     Counter a;
     Counter b;
@@ -98,7 +98,7 @@ TEST_P(JobSystemModes, RunAfterSeveralCountersStartsWhenAllAreDone) {
 }
 
 TEST_P(JobSystemModes, RunAfterSeveralCountersThatAreAllDoneRunsAtOnce) {
-  JobSystem js(config_for(GetParam(), 2));
+  JobSystem js(pinned_job_config(GetParam(), 2));
   Counter a;
   Counter b;
   Counter after;
@@ -109,7 +109,7 @@ TEST_P(JobSystemModes, RunAfterSeveralCountersThatAreAllDoneRunsAtOnce) {
 }
 
 TEST_P(JobSystemModes, WaitOnSeveralCountersRethrowsTheFirstInOrderGiven) {
-  JobSystem js(config_for(GetParam(), 2));
+  JobSystem js(pinned_job_config(GetParam(), 2));
   Counter fine;
   Counter bad;
   Counter worse;
@@ -124,13 +124,13 @@ TEST_P(JobSystemModes, WaitOnSeveralCountersRethrowsTheFirstInOrderGiven) {
 }
 
 TEST_P(JobSystemModes, WorkerCountIsWhatActuallyRuns) {
-  JobSystem js(config_for(GetParam(), 3));
+  JobSystem js(pinned_job_config(GetParam(), 3));
   EXPECT_EQ(js.worker_count(), GetParam() == Mode::Single ? 1u : 3u);
   EXPECT_EQ(js.participant_count(), mode_available(Mode::Dynamic) ? 3u : 1u);
 }
 
 TEST_P(JobSystemModes, LongContinuationChainKeepsOrder) {
-  JobSystem js(config_for(GetParam(), 4));
+  JobSystem js(pinned_job_config(GetParam(), 4));
   constexpr int kLinks = 200;
   std::vector<Counter> links(kLinks);
   std::vector<int> order;
@@ -145,7 +145,7 @@ TEST_P(JobSystemModes, LongContinuationChainKeepsOrder) {
 }
 
 TEST_P(JobSystemModes, ParallelForCoversEveryIndexOnceForOddSizesAndGrains) {
-  JobSystem js(config_for(GetParam(), 4));
+  JobSystem js(pinned_job_config(GetParam(), 4));
   for (std::size_t size : {0u, 1u, 2u, 3u, 7u, 97u, 1000u, 4099u, 65537u}) {
     for (std::size_t grain : {0u, 1u, 3u, 64u, 1000u, 100000u}) {
       std::vector<std::atomic<std::uint8_t>> hits(size + 2);
@@ -160,7 +160,7 @@ TEST_P(JobSystemModes, ParallelForCoversEveryIndexOnceForOddSizesAndGrains) {
 }
 
 TEST_P(JobSystemModes, ParallelForRangeHonoursGrainAndIsDisjoint) {
-  JobSystem js(config_for(GetParam(), 4));
+  JobSystem js(pinned_job_config(GetParam(), 4));
   constexpr std::size_t kSize = 10007;
   constexpr std::size_t kGrain = 100;
   std::vector<std::atomic<std::uint8_t>> hits(kSize);
@@ -178,7 +178,7 @@ TEST_P(JobSystemModes, ParallelForRangeHonoursGrainAndIsDisjoint) {
 }
 
 TEST_P(JobSystemModes, NonBlockingParallelForCountsOnTheCounter) {
-  JobSystem js(config_for(GetParam(), 4));
+  JobSystem js(pinned_job_config(GetParam(), 4));
   std::vector<int> data(50000, 1);
   auto body = [&](std::size_t b, std::size_t e) {
     for (std::size_t i = b; i < e; ++i) data[i] *= 3;
@@ -205,12 +205,12 @@ int fib_jobs(JobSystem& js, int n) {
 }
 
 TEST_P(JobSystemModes, NestedWaitsInsideJobs) {
-  JobSystem js(config_for(GetParam(), 4));
+  JobSystem js(pinned_job_config(GetParam(), 4));
   EXPECT_EQ(fib_jobs(js, 22), fib_serial(22));
 }
 
 TEST_P(JobSystemModes, ExceptionIsRethrownAtWaitAndCounterIsReusable) {
-  JobSystem js(config_for(GetParam(), 4));
+  JobSystem js(pinned_job_config(GetParam(), 4));
   Counter counter;
   std::atomic<int> ran{0};
   for (int i = 0; i < 32; ++i) {
@@ -232,7 +232,7 @@ TEST_P(JobSystemModes, ExceptionIsRethrownAtWaitAndCounterIsReusable) {
 }
 
 TEST_P(JobSystemModes, SecondExceptionIsCountedAsDropped) {
-  JobSystem js(config_for(GetParam(), 2));
+  JobSystem js(pinned_job_config(GetParam(), 2));
   Counter counter;
   for (int i = 0; i < 2; ++i) {
     js.run(counter, {"throws"}, [] { throw std::logic_error("boom"); });
@@ -242,7 +242,7 @@ TEST_P(JobSystemModes, SecondExceptionIsCountedAsDropped) {
 }
 
 TEST_P(JobSystemModes, OverCapacityRunsInlineAndIsCounted) {
-  Config config = config_for(GetParam(), 2);
+  Config config = pinned_job_config(GetParam(), 2);
   config.jobs_per_worker = 64;  // the minimum
   JobSystem js(config);
   std::atomic<int> ran{0};
@@ -258,7 +258,7 @@ TEST(JobSystem, HighPriorityJobsQueuedTogetherRunFirst) {
   // One participant, so the order is the scheduler's choice alone. (Single mode runs every job
   // when it is submitted, so priorities order nothing there.)
   if (!mode_available(Mode::Dynamic)) GTEST_SKIP() << "needs the threaded scheduler";
-  JobSystem js(config_for(Mode::Dynamic, 1));
+  JobSystem js(pinned_job_config(Mode::Dynamic, 1));
   std::vector<int> order;
   Counter counter;
   js.run(counter, {"outer"}, [&] {
@@ -272,7 +272,7 @@ TEST(JobSystem, HighPriorityJobsQueuedTogetherRunFirst) {
 }
 
 TEST_P(JobSystemModes, HighPriorityJobsRunAndAreTimedPerTag) {
-  JobSystem js(config_for(GetParam(), 4));
+  JobSystem js(pinned_job_config(GetParam(), 4));
   js.reset_stats();
   Counter counter;
   std::atomic<int> high{0};
@@ -292,7 +292,7 @@ TEST_P(JobSystemModes, HighPriorityJobsRunAndAreTimedPerTag) {
 }
 
 TEST_P(JobSystemModes, TagTimeMeasuresWorkDone) {
-  JobSystem js(config_for(GetParam(), 2));
+  JobSystem js(pinned_job_config(GetParam(), 2));
   js.reset_stats();
   Counter counter;
   for (int i = 0; i < 8; ++i) {
@@ -317,7 +317,7 @@ struct HookLog {
 };
 
 TEST_P(JobSystemModes, HooksSeeEveryJobWithItsName) {
-  JobSystem js(config_for(GetParam(), 4));
+  JobSystem js(pinned_job_config(GetParam(), 4));
   HookLog log;
   JobHooks hooks;
   hooks.user = &log;
@@ -342,14 +342,14 @@ TEST_P(JobSystemModes, HooksSeeEveryJobWithItsName) {
 TEST_P(JobSystemModes, DetachedJobsFinishBeforeShutdown) {
   std::atomic<int> ran{0};
   {
-    JobSystem js(config_for(GetParam(), 4));
+    JobSystem js(pinned_job_config(GetParam(), 4));
     for (int i = 0; i < 1000; ++i) js.run_detached({"detached"}, [&] { ran.fetch_add(1); });
   }
   EXPECT_EQ(ran.load(), 1000);
 }
 
 TEST_P(JobSystemModes, NonTrivialCapturesAreDestroyed) {
-  JobSystem js(config_for(GetParam(), 2));
+  JobSystem js(pinned_job_config(GetParam(), 2));
   auto shared = std::make_shared<int>(42);
   Counter counter;
   std::atomic<int> sum{0};
@@ -365,7 +365,7 @@ TEST_P(JobSystemModes, RunAfterOwnCounterOverCapacityDoesNotDeadlock) {
   // A job counted on `mine` adds continuations of `mine` itself until no pool slot is left (more
   // than any pool holds, oneTBB's included): the rest cannot run inline (their dependency is
   // this very job) and must not be waited for, so they go to the heap.
-  Config config = config_for(GetParam(), 2);
+  Config config = pinned_job_config(GetParam(), 2);
   config.jobs_per_worker = 64;
   JobSystem js(config);
   Counter mine;
@@ -389,7 +389,7 @@ TEST_P(JobSystemModes, RunAfterOwnCounterOverCapacityDoesNotDeadlock) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModes, JobSystemModes, ::testing::ValuesIn(test::available_modes()),
-                         [](const auto& info) { return test::mode_name(info.param); });
+                         test::mode_name);
 
 TEST(JobSystem, ParsesModeNames) {
   Mode m = Mode::Single;
@@ -403,7 +403,7 @@ TEST(JobSystem, ParsesModeNames) {
 }
 
 TEST(JobSystem, SwitchesModesBetweenFrames) {
-  JobSystem js(config_for(Mode::Single, 4));
+  JobSystem js(pinned_job_config(Mode::Single, 4));
   std::atomic<int> ran{0};
   for (Mode m : test::available_modes()) {
     js.set_mode(m);
@@ -415,8 +415,46 @@ TEST(JobSystem, SwitchesModesBetweenFrames) {
   EXPECT_EQ(ran.load(), 200 * static_cast<int>(test::available_modes().size()));
 }
 
+// What each mode tells a frame graph about running its stages (the engine asks, per group).
+StagePolicy expected_policy(Mode mode) {
+  switch (mode) {
+    case Mode::Single:
+      return {false, false, 0, false};
+    case Mode::Static:
+      return {false, false, 1, false};
+    case Mode::Dynamic:
+      return {true, true, 0, true};
+    case Mode::Tbb:
+      return {true, false, kOversplit, false};
+  }
+  return {};
+}
+
+void expect_policy(const StagePolicy& got, Mode mode) {
+  const StagePolicy want = expected_policy(mode);
+  EXPECT_EQ(got.concurrent_stages, want.concurrent_stages) << to_string(mode);
+  EXPECT_EQ(got.planned, want.planned) << to_string(mode);
+  EXPECT_EQ(got.chunks_per_worker, want.chunks_per_worker) << to_string(mode);
+  EXPECT_EQ(got.longest_first, want.longest_first) << to_string(mode);
+}
+
+TEST_P(JobSystemModes, StagePolicyIsTheModes) {
+  JobSystem js(pinned_job_config(GetParam(), 2));
+  expect_policy(js.stage_policy(), GetParam());
+}
+
+TEST(JobSystem, StagePolicyFollowsSetMode) {
+  JobSystem js(pinned_job_config(Mode::Single, 2));
+  for (Mode m : test::available_modes()) {
+    js.set_mode(m);
+    expect_policy(js.stage_policy(), m);
+  }
+  js.set_mode(Mode::Single);
+  expect_policy(js.stage_policy(), Mode::Single);
+}
+
 TEST(JobSystem, SingleModeRunsInSubmissionOrderOnTheCallingThread) {
-  JobSystem js(config_for(Mode::Single, 4));
+  JobSystem js(pinned_job_config(Mode::Single, 4));
   std::vector<int> order;
   Counter counter;
   for (int i = 0; i < 10; ++i) {
@@ -429,32 +467,35 @@ TEST(JobSystem, SingleModeRunsInSubmissionOrderOnTheCallingThread) {
 
 #if SPINDLE_THREADS
 
-TEST(JobSystem, ExternalThreadsSubmitConcurrently) {
-  for (Mode mode : {Mode::Static, Mode::Dynamic}) {
-    JobSystem js(config_for(mode, 3));
-    constexpr int kThreads = 4;
-    constexpr int kPerThread = 5000;
-    std::atomic<int> ran{0};
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-      threads.emplace_back([&] {
-        EXPECT_EQ(js.current_worker(), kExternalThread);
-        Counter counter;
-        for (int i = 0; i < kPerThread; ++i) {
-          js.run(counter, {"external"}, [&] { ran.fetch_add(1, std::memory_order_relaxed); });
-        }
-        js.wait(counter);
-      });
-    }
-    for (auto& t : threads) t.join();
-    EXPECT_EQ(ran.load(), kThreads * kPerThread) << to_string(mode);
+class ThreadedModes : public ::testing::TestWithParam<Mode> {};
+INSTANTIATE_TEST_SUITE_P(Threaded, ThreadedModes, ::testing::ValuesIn(test::threaded_modes()),
+                         test::mode_name);
+
+TEST_P(ThreadedModes, ExternalThreadsSubmitConcurrently) {
+  const Mode mode = GetParam();
+  JobSystem js(pinned_job_config(mode, 3));
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 5000;
+  std::atomic<int> ran{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      EXPECT_EQ(js.current_worker(), kExternalThread);
+      Counter counter;
+      for (int i = 0; i < kPerThread; ++i) {
+        js.run(counter, {"external"}, [&] { ran.fetch_add(1, std::memory_order_relaxed); });
+      }
+      js.wait(counter);
+    });
   }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ran.load(), kThreads * kPerThread) << to_string(mode);
 }
 
 TEST(JobSystem, NoLostWakeUpsAfterWorkersPark) {
   // Workers park after spinning; an outside thread (which cannot help) submits one job each time.
   // A lost wake-up would leave the job unrun forever: the watchdog turns that into a failure.
-  Config config = config_for(Mode::Dynamic, 3);
+  Config config = pinned_job_config(Mode::Dynamic, 3);
   config.spin_before_park_us = 1;
   JobSystem js(config);
   std::atomic<bool> finished{false};
@@ -486,51 +527,48 @@ TEST(JobSystem, NoLostWakeUpsAfterWorkersPark) {
   EXPECT_GT(js.worker_stats(1).parks + js.worker_stats(2).parks, 0u);
 }
 
-TEST(JobSystem, ShutdownWhileBusyFinishesEverything) {
+TEST_P(ThreadedModes, ShutdownWhileBusyFinishesEverything) {
   std::atomic<int> ran{0};
-  for (Mode mode : {Mode::Static, Mode::Dynamic}) {
-    ran = 0;
-    {
-      JobSystem js(config_for(mode, 4));
-      for (int i = 0; i < 2000; ++i) {
-        js.run_detached({"busy"}, [&js, &ran] {
-          ran.fetch_add(1);
-          // Jobs that submit more work while shutdown is draining.
-          js.run_detached({"child"}, [&ran] { ran.fetch_add(1); });
-        });
-      }
+  const Mode mode = GetParam();
+  {
+    JobSystem js(pinned_job_config(mode, 4));
+    for (int i = 0; i < 2000; ++i) {
+      js.run_detached({"busy"}, [&js, &ran] {
+        ran.fetch_add(1);
+        // Jobs that submit more work while shutdown is draining.
+        js.run_detached({"child"}, [&ran] { ran.fetch_add(1); });
+      });
     }
-    EXPECT_EQ(ran.load(), 4000) << to_string(mode);
   }
+  EXPECT_EQ(ran.load(), 4000) << to_string(mode);
 }
 
 TEST(JobSystem, ShutdownWhileIdleIsClean) {
   for (int i = 0; i < 20; ++i) {
-    JobSystem js(config_for(Mode::Dynamic, 4));
+    JobSystem js(pinned_job_config(Mode::Dynamic, 4));
     if (i % 2 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   SUCCEED();
 }
 
-TEST(JobSystem, StealsHappenInDynamicButNotStatic) {
-  for (Mode mode : {Mode::Static, Mode::Dynamic}) {
-    JobSystem js(config_for(mode, 2));
-    js.reset_stats();
-    Counter counter;
-    for (int i = 0; i < 200; ++i) {
-      js.run(counter, {"spin"}, [] {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-        while (std::chrono::steady_clock::now() < until) {
-        }
-      });
-    }
-    js.wait(counter);
-    std::uint64_t steals = js.worker_stats(0).steals + js.worker_stats(1).steals;
-    if (mode == Mode::Static) {
-      EXPECT_EQ(steals, 0u);
-    } else {
-      EXPECT_GT(steals, 0u);
-    }
+TEST_P(ThreadedModes, StealsHappenInDynamicButNotStatic) {
+  const Mode mode = GetParam();
+  JobSystem js(pinned_job_config(mode, 2));
+  js.reset_stats();
+  Counter counter;
+  for (int i = 0; i < 200; ++i) {
+    js.run(counter, {"spin"}, [] {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    });
+  }
+  js.wait(counter);
+  std::uint64_t steals = js.worker_stats(0).steals + js.worker_stats(1).steals;
+  if (mode == Mode::Static) {
+    EXPECT_EQ(steals, 0u);
+  } else {
+    EXPECT_GT(steals, 0u);
   }
 }
 
@@ -541,7 +579,7 @@ TEST(JobSystem, PinsEachParticipantToItsOwnCpu) {
   ASSERT_EQ(sched_getaffinity(0, sizeof(process), &process), 0);
   const int cpus = CPU_COUNT(&process);
   if (cpus < 2) GTEST_SKIP() << "needs two CPUs";
-  Config config = config_for(Mode::Static, static_cast<std::uint32_t>(std::min(cpus, 4)));
+  Config config = pinned_job_config(Mode::Static, static_cast<std::uint32_t>(std::min(cpus, 4)));
   config.pin_main_thread = true;
   std::vector<int> cpu_of(config.workers, -1);
   std::vector<int> mask_size(config.workers, 0);
@@ -615,7 +653,7 @@ TEST(JobSystem, WorkersSpreadOverTheProcessCpusWhenTheMainThreadIsPinned) {
   CPU_ZERO(&one);
   CPU_SET(last, &one);
   ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
-  Config config = config_for(Mode::Dynamic, 2);
+  Config config = pinned_job_config(Mode::Dynamic, 2);
   config.pin_main_thread = false;
   cpu_set_t worker;
   {
@@ -633,7 +671,7 @@ TEST(JobSystem, WorkersSpreadOverTheProcessCpusWhenTheMainThreadIsPinned) {
 TEST(JobSystem, UnpinnedWorkersRunOnTheWholeProcessMask) {
   const cpu_set_t process = thread_mask();
   if (CPU_COUNT(&process) < 2) GTEST_SKIP() << "needs two CPUs";
-  Config config = config_for(Mode::Dynamic, 2);
+  Config config = pinned_job_config(Mode::Dynamic, 2);
   config.pin_main_thread = true;
   config.pin_workers = false;
   cpu_set_t worker;
@@ -651,7 +689,7 @@ TEST(JobSystem, WarnsWhenThereAreMoreParticipantsThanCpus) {
   struct Log {
     std::vector<std::string> warnings;
   } log;
-  Config config = config_for(Mode::Dynamic, std::min<std::uint32_t>(cpus * 2, kMaxWorkers));
+  Config config = pinned_job_config(Mode::Dynamic, std::min<std::uint32_t>(cpus * 2, kMaxWorkers));
   config.log_user = &log;
   config.log = [](void* user, LogLevel level, const char* message) {
     if (level == LogLevel::Warning) static_cast<Log*>(user)->warnings.emplace_back(message);
@@ -666,90 +704,87 @@ TEST(JobSystem, WarnsWhenThereAreMoreParticipantsThanCpus) {
 // out, the spawner runs its own queued share and reuses those slots. Static mode used to deal
 // half the jobs into the main thread's mailbox, where they held its slots until it waited, so
 // all but the first few thousand of a big spawn ran inline on the main thread (98.8% of 10^6).
-TEST(JobSystem, LargeSpawnFromTheMainThreadStaysParallel) {
-  for (const Mode mode : {Mode::Static, Mode::Dynamic}) {
-    Config config = config_for(mode, 2);
-    config.jobs_per_worker = 256;
-    JobSystem js(config);
-    const int jobs = static_cast<int>(100'000 * test::stress_scale()) + 2'000;
-    std::atomic<int> ran{0};
-    Counter counter;
-    for (int i = 0; i < jobs; ++i) {
-      js.run(counter, {"spawned"}, [&ran] {
-        std::atomic<int> sink{0};
-        for (int k = 0; k < 200; ++k) sink.fetch_add(1, std::memory_order_relaxed);
-        ran.fetch_add(1, std::memory_order_relaxed);
-      });
-    }
-    js.wait(counter);
-    ASSERT_EQ(ran.load(), jobs);
-    const double inline_share = static_cast<double>(js.stats().inline_overflows) / jobs;
-    const double worker_share = static_cast<double>(js.worker_stats(1).jobs) / jobs;
-    // Before: all but the first ~2 pools' worth ran inline (> 99% here), whatever the timing.
-    // Now only what the worker could not keep up with does; loose bounds, the machine is shared.
-    EXPECT_LT(inline_share, 0.9) << to_string(mode) << ": the spawn ran inline";
-    EXPECT_GT(worker_share, 0.02) << to_string(mode) << ": the worker sat idle";
-    std::printf("%s: %.1f%% inline, worker ran %.1f%%\n", to_string(mode), 100 * inline_share,
-                100 * worker_share);
+TEST_P(ThreadedModes, LargeSpawnFromTheMainThreadStaysParallel) {
+  const Mode mode = GetParam();
+  Config config = pinned_job_config(mode, 2);
+  config.jobs_per_worker = 256;
+  JobSystem js(config);
+  const int jobs = static_cast<int>(100'000 * test::stress_scale()) + 2'000;
+  std::atomic<int> ran{0};
+  Counter counter;
+  for (int i = 0; i < jobs; ++i) {
+    js.run(counter, {"spawned"}, [&ran] {
+      std::atomic<int> sink{0};
+      for (int k = 0; k < 200; ++k) sink.fetch_add(1, std::memory_order_relaxed);
+      ran.fetch_add(1, std::memory_order_relaxed);
+    });
   }
+  js.wait(counter);
+  ASSERT_EQ(ran.load(), jobs);
+  const double inline_share = static_cast<double>(js.stats().inline_overflows) / jobs;
+  const double worker_share = static_cast<double>(js.worker_stats(1).jobs) / jobs;
+  // Before: all but the first ~2 pools' worth ran inline (> 99% here), whatever the timing.
+  // Now only what the worker could not keep up with does; loose bounds, the machine is shared.
+  EXPECT_LT(inline_share, 0.9) << to_string(mode) << ": the spawn ran inline";
+  EXPECT_GT(worker_share, 0.02) << to_string(mode) << ": the worker sat idle";
+  std::printf("%s: %.1f%% inline, worker ran %.1f%%\n", to_string(mode), 100 * inline_share,
+              100 * worker_share);
 }
 
 // A job that fills its pool must not make its thread run a queued job that waits on the job
 // itself: the spawner runs its own queued jobs only from user code, not from inside a job.
-TEST(JobSystem, AJobThatFillsItsPoolNeverRunsAJobThatWaitsOnIt) {
-  for (const Mode mode : {Mode::Static, Mode::Dynamic}) {
-    Config config = config_for(mode, 2);
-    config.jobs_per_worker = 64;
-    JobSystem js(config);
-    for (int round = 0; round < 20; ++round) {
-      Counter c;
-      Counter d;
-      std::atomic<int> children{0};
-      js.run(c, {"parent"}, [&] {
-        js.run(d, {"waits on parent"}, [&] { js.wait(c); });
-        for (int i = 0; i < 300; ++i) js.run(c, {"child"}, [&] { children.fetch_add(1); });
-      });
-      js.wait(c);
-      js.wait(d);
-      ASSERT_EQ(children.load(), 300) << to_string(mode) << " round " << round;
-    }
+TEST_P(ThreadedModes, AJobThatFillsItsPoolNeverRunsAJobThatWaitsOnIt) {
+  const Mode mode = GetParam();
+  Config config = pinned_job_config(mode, 2);
+  config.jobs_per_worker = 64;
+  JobSystem js(config);
+  for (int round = 0; round < 20; ++round) {
+    Counter c;
+    Counter d;
+    std::atomic<int> children{0};
+    js.run(c, {"parent"}, [&] {
+      js.run(d, {"waits on parent"}, [&] { js.wait(c); });
+      for (int i = 0; i < 300; ++i) js.run(c, {"child"}, [&] { children.fetch_add(1); });
+    });
+    js.wait(c);
+    js.wait(d);
+    ASSERT_EQ(children.load(), 300) << to_string(mode) << " round " << round;
   }
 }
 
 // The links of a join are taken without running queued jobs: one of those could wait on the
 // join's counter, which already counts the join. (A guard: the interleaving needs the waiter to
 // be still queued when the links find the pool full, which this does not force.)
-TEST(JobSystem, AJoinSubmittedOnAFullPoolNeverRunsAJobThatWaitsOnIt) {
-  for (const Mode mode : {Mode::Static, Mode::Dynamic}) {
-    Config config = config_for(mode, 2);
-    config.jobs_per_worker = 64;
-    JobSystem js(config);
-    Counter a;
-    Counter b;
-    Counter joined;
-    Counter waiter;
-    std::atomic<int> ran{0};
-    for (int round = 0; round < 20; ++round) {
-      // The waiter is queued first: the oldest job when the links find the pool full.
-      js.run(waiter, {"waits on the join"}, [&] { js.wait(joined); });
-      for (int i = 0; i < 200; ++i) {
-        js.run(a, {"a"}, [] {
-          std::atomic<int> sink{0};
-          for (int k = 0; k < 500; ++k) sink.fetch_add(1, std::memory_order_relaxed);
-        });
-      }
-      js.run(b, {"b"}, [] {});
-      js.run_after({&a, &b}, joined, {"join"}, [&] { ran.fetch_add(1); });
-      js.wait({&a, &b, &joined, &waiter});
+TEST_P(ThreadedModes, AJoinSubmittedOnAFullPoolNeverRunsAJobThatWaitsOnIt) {
+  const Mode mode = GetParam();
+  Config config = pinned_job_config(mode, 2);
+  config.jobs_per_worker = 64;
+  JobSystem js(config);
+  Counter a;
+  Counter b;
+  Counter joined;
+  Counter waiter;
+  std::atomic<int> ran{0};
+  for (int round = 0; round < 20; ++round) {
+    // The waiter is queued first: the oldest job when the links find the pool full.
+    js.run(waiter, {"waits on the join"}, [&] { js.wait(joined); });
+    for (int i = 0; i < 200; ++i) {
+      js.run(a, {"a"}, [] {
+        std::atomic<int> sink{0};
+        for (int k = 0; k < 500; ++k) sink.fetch_add(1, std::memory_order_relaxed);
+      });
     }
-    EXPECT_EQ(ran.load(), 20) << to_string(mode);
+    js.run(b, {"b"}, [] {});
+    js.run_after({&a, &b}, joined, {"join"}, [&] { ran.fetch_add(1); });
+    js.wait({&a, &b, &joined, &waiter});
   }
+  EXPECT_EQ(ran.load(), 20) << to_string(mode);
 }
 
 TEST(JobSystem, OutsideSubmissionIsNotLostWhileMainWaits) {
   // Main keeps parking inside wait() on short-lived counters while an outside thread submits:
   // a wake meant for the queues must never be swallowed by a waiter whose counter just finished.
-  Config config = config_for(Mode::Dynamic, 3);
+  Config config = pinned_job_config(Mode::Dynamic, 3);
   config.spin_before_park_us = 1;
   JobSystem js(config);
   std::atomic<bool> outside_done{false};
@@ -782,7 +817,7 @@ TEST(JobSystem, DeferredCounterUpdatesDoNotOutliveTheirCounter) {
   // Worker 1 runs the jobs of `counter` and then a job that blocks until the outside waiter has
   // seen `counter` done. If worker 1 kept its finished jobs unsubtracted while running the
   // blocking job, the waiter would never see it done: the test would time out.
-  JobSystem js(config_for(Mode::Dynamic, 2));
+  JobSystem js(pinned_job_config(Mode::Dynamic, 2));
   std::atomic<bool> release{false};
   std::atomic<bool> seen_done{false};
   std::thread outside([&] {
@@ -805,7 +840,7 @@ TEST(JobSystem, DeferredCounterUpdatesDoNotOutliveTheirCounter) {
 TEST(JobSystem, StaticModeNestedWaitsRootedOutsideMainFinish) {
   // A job submitted from an outside thread nests a parallel_for and waits, while main does not
   // wait at all: nothing may be dealt to main's mailbox, which only main runs.
-  JobSystem js(config_for(Mode::Static, 3));
+  JobSystem js(pinned_job_config(Mode::Static, 3));
   std::atomic<long> sum{0};
   std::thread outside([&] {
     Counter counter;
@@ -823,7 +858,7 @@ TEST(JobSystem, StaticModeNestedWaitsRootedOutsideMainFinish) {
 TEST(JobSystem, OneParticipantStillDrainsAtShutdown) {
   std::atomic<int> ran{0};
   {
-    JobSystem js(config_for(Mode::Dynamic, 1));
+    JobSystem js(pinned_job_config(Mode::Dynamic, 1));
     EXPECT_EQ(js.worker_count(), 1u);
     for (int i = 0; i < 100; ++i) js.run_detached({"late"}, [&] { ran.fetch_add(1); });
   }
@@ -831,7 +866,7 @@ TEST(JobSystem, OneParticipantStillDrainsAtShutdown) {
 }
 
 TEST(JobSystem, SetModeIsRefusedWhileJobsAreInFlight) {
-  JobSystem js(config_for(Mode::Dynamic, 2));
+  JobSystem js(pinned_job_config(Mode::Dynamic, 2));
   Counter gate;
   Counter after;
   std::atomic<bool> open{false};
@@ -848,7 +883,7 @@ TEST(JobSystem, SetModeIsRefusedWhileJobsAreInFlight) {
 }
 
 TEST(JobSystem, IdleEngineBurnsNoCpu) {
-  JobSystem js(config_for(Mode::Dynamic, 0));
+  JobSystem js(pinned_job_config(Mode::Dynamic, 0));
   Counter counter;
   for (int i = 0; i < 100; ++i) js.run(counter, {"warm"}, [] {});
   js.wait(counter);
@@ -873,7 +908,7 @@ namespace {
 TEST(TbbBackend, SuccessiveJobSystemsDoNotShareThreadBindings) {
   if (!mode_available(Mode::Tbb)) GTEST_SKIP() << "no oneTBB in this build";
   for (int round = 0; round < 12; ++round) {
-    JobSystem js(config_for(Mode::Tbb, 2));
+    JobSystem js(pinned_job_config(Mode::Tbb, 2));
     std::atomic<std::uint64_t> sum{0};
     js.parallel_for_range(0, 200000, 64, [&](std::size_t b, std::size_t e) {
       sum.fetch_add(e - b, std::memory_order_relaxed);

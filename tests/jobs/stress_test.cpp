@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
+#include "modes.h"
 #include "spindle/jobs/job_system.h"
-#include "test_util.h"
 
 #if SPINDLE_THREADS
 #include <thread>
@@ -94,7 +94,7 @@ class Stress : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(Stress, RandomDependencyGraphsRunEveryJobOnceAfterItsDependencies) {
   const int target = static_cast<int>(1'000'000 * test::stress_scale());
-  Config config = test::config_for(GetParam(), 0);
+  Config config = test::pinned_job_config(GetParam(), 0);
   config.jobs_per_worker = 1u << 17;  // the whole graph may sit in continuation lists at once
   JobSystem js(config);
   int total = 0;
@@ -110,7 +110,7 @@ TEST_P(Stress, RandomDependencyGraphsRunEveryJobOnceAfterItsDependencies) {
 }
 
 TEST_P(Stress, ParallelForRepeatedWithRandomSizes) {
-  JobSystem js(test::config_for(GetParam(), 0));
+  JobSystem js(test::pinned_job_config(GetParam(), 0));
   std::mt19937 rng(7);
   const int rounds = static_cast<int>(300 * test::stress_scale()) + 5;
   std::vector<std::atomic<std::uint8_t>> hits(20000);
@@ -140,7 +140,7 @@ TEST_P(Stress, ParallelForRepeatedWithRandomSizes) {
 // every wait, so a late touch of the dead counter shows under TSan / ASan (it was a real race:
 // a single "finalizing" bit, cleared by the second finisher).
 TEST_P(Stress, CountersThatReachZeroTwiceOutliveTheirLastFinisher) {
-  JobSystem js(test::config_for(GetParam(), 6));
+  JobSystem js(test::pinned_job_config(GetParam(), 6));
   const int rounds = static_cast<int>(20000 * test::stress_scale()) + 100;
   std::atomic<long> sum{0};
   long expected = 0;
@@ -221,7 +221,7 @@ struct ZeroHook {
 // from a thread outside the pool (in Static mode only the latter: the main thread's mailbox
 // runs only while it waits, and this loop polls instead).
 TEST_P(Stress, ContinuationWaitsForJobsAddedAfterItsDependencyReachedZero) {
-  JobSystem js(test::config_for(GetParam(), 4));
+  JobSystem js(test::pinned_job_config(GetParam(), 4));
   // oneTBB's task_group wait costs ~5x ours per round here: fewer rounds, the same coverage.
   const int base = GetParam() == Mode::Tbb ? 1000 : 5000;
   const int rounds = static_cast<int>(base * test::stress_scale()) + 200;
@@ -243,11 +243,11 @@ TEST_P(Stress, ContinuationWaitsForJobsAddedAfterItsDependencyReachedZero) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModes, Stress, ::testing::ValuesIn(test::available_modes()),
-                         [](const auto& info) { return test::mode_name(info.param); });
+                         test::mode_name);
 
 #if SPINDLE_THREADS
 TEST(StressThreads, SeveralOutsideSubmittersWithNestedWaits) {
-  JobSystem js(test::config_for(Mode::Dynamic, 0));
+  JobSystem js(test::pinned_job_config(Mode::Dynamic, 0));
   constexpr int kThreads = 4;
   const int per_thread = static_cast<int>(20000 * test::stress_scale()) + 100;
   std::atomic<int> ran{0};

@@ -29,37 +29,15 @@
 //             threads submit through an injection queue; parallel_for splits recursively.
 //   Tbb     - the same jobs run through oneTBB (reference measurements only).
 //
-// Capacities are fixed: job slots at construction (Config::jobs_per_worker), the bytes a callable
-// may capture at compile time (kCaptureBytes; a larger callable does not compile). Nothing is
-// allocated from the heap per job. A participant whose pool is full, submitting from outside any
-// job (the main thread's user code), first runs jobs it queued earlier (its share anyway) and
-// reuses their slots: a job that spins on a flag this thread sets later must not be among them.
-// Otherwise, or with none queued, the job runs inline on the submitting thread: correct, but
-// serial, so it is counted in Stats::inline_overflows and logged once (the engine also reports it
-// per frame). The one exception is a run_after() whose dependency is still pending: it cannot run
-// now, so it goes to the heap (also counted and logged once). A join over N counters takes N
-// more slots for its links (from the heap, counted too, when none is free).
-//
-// run_after(dependency, ...) waits for the jobs pending on `dependency` when it is called: it
-// starts the next time that counter's pending count reaches zero, or at once if nothing is pending
-// (so submit the dependency's jobs before the jobs that run after them). Jobs added to the
-// dependency after the call are waited for only if they arrive before that count reaches zero.
-// With several dependencies it starts once each of them has, by the same rule.
-// A Counter destroyed with jobs pending aborts with a message (the jobs would use freed memory).
-//
-// Exceptions: a job that throws has its first exception captured in its Counter and rethrown by
-// wait() on that counter (later ones are counted and dropped). Jobs submitted with run_detached()
-// have no counter to carry it: the process terminates, after a log line naming the job.
-//
-// Waiting: wait() never blocks while it can help. It runs the caller's own jobs, steals (dynamic),
-// spins briefly and then parks on a futex until work arrives or a counter completes. Threads that
-// are not participants (see current_worker()) spin and yield instead, since they cannot help.
+// Capacities are fixed at construction (Config::jobs_per_worker) and at compile time
+// (kCaptureBytes); nothing is allocated per job. Overflow runs a job inline and counts it
+// (Stats::inline_overflows). A job's exception is rethrown by wait() on its counter. docs/jobs.md
+// has the details: capacity overflow, run_after() timing, exceptions, waiting and parking, and how
+// the modes are built.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <exception>
 #include <initializer_list>
 #include <memory>
 #include <new>
@@ -67,6 +45,8 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+
+#include "spindle/jobs/detail/counter_state.h"
 
 namespace spindle::jobs {
 
@@ -163,62 +143,16 @@ struct Stats {
   std::uint64_t exceptions_dropped = 0;
 };
 
-class Counter;
-class JobSystem;
-struct RangeSpawner;
+}  // namespace spindle::jobs
+
+// The layout of a job slot, which the templates below fill in (it holds a JobDesc).
+#include "spindle/jobs/detail/job.h"
+
+namespace spindle::jobs {
 
 namespace detail {
-
-struct Job;
-using InvokeFn = void (*)(Job& job);
-
-// A job slot. Lives in a participant's pool, or on the stack when run inline; the callable is
-// constructed right after the header, inside the same slot, and never moves.
-struct alignas(64) Job {
-  InvokeFn invoke = nullptr;
-  Counter* counter = nullptr;
-  Job* next = nullptr;  // link in a counter's continuation list
-  JobDesc desc{};
-  // 0 free, 1 in use. The owner pool takes a slot; whoever finishes the job frees it (release).
-  std::atomic<std::uint32_t> state{0};
-  std::uint32_t flags = 0;
-  // While in a counter's continuation list: how many times that counter had reached zero when
-  // the job was attached. It is released when the count moves past this value.
-  std::uint16_t epoch = 0;
-  // A job with several dependencies: links still to release it (see kJobLink).
-  std::atomic<std::uint32_t> joins{0};
-
-  std::byte* capture() { return reinterpret_cast<std::byte*>(this) + sizeof(Job); }
-
-  template <class Fn>
-  static void invoke_capture(Job& job) {
-    Fn& fn = *std::launder(reinterpret_cast<Fn*>(job.capture()));
-    struct Destroy {
-      Fn& fn;
-      ~Destroy() { fn.~Fn(); }
-    } destroy{fn};
-    fn();
-  }
-};
-
-inline constexpr std::uint32_t kJobPooled = 1u;  // slot of a JobPool: freed by Job::state
-inline constexpr std::uint32_t kJobHeap = 2u;    // emergency continuation: freed with delete
-// Not a job: stands in one dependency's continuation list for a job with several dependencies;
-// its capture holds that job's address. Releasing it counts down Job::joins.
-inline constexpr std::uint32_t kJobLink = 4u;
-
-// A heap slot for a continuation that found no pool slot: it must wait for its dependency, and
-// waiting in its place could deadlock (a job that run_after()s its own counter).
-Job* allocate_heap_job(std::size_t capture_bytes);
-
 class Scheduler;
-class TbbBackend;
-
-// Stress tests only: called by the finisher that brought a counter's pending count to zero,
-// before it hands out the counter's continuations, so a test can stretch that window (a
-// preempted finisher there once let a continuation start early). Null: no call.
-void set_zero_hook_for_tests(void (*hook)());
-
+struct RangeSpawner;
 }  // namespace detail
 
 // Counts unfinished jobs. Submitting against a counter adds one; a finished job removes one.
@@ -232,45 +166,31 @@ class Counter {
   ~Counter();
 
   // Nothing pending, and no finisher still inside the counter: a waiter may destroy it.
-  bool done() const {
-    return (state_.load(std::memory_order_acquire) & (kPendingMask | kFinalizingMask)) == 0;
-  }
-  std::uint32_t pending() const {
-    return static_cast<std::uint32_t>(state_.load(std::memory_order_acquire) & kPendingMask);
-  }
+  bool done() const { return state_.done(); }
+  std::uint32_t pending() const { return state_.pending(); }
 
  private:
   friend class JobSystem;
-  friend class detail::Scheduler;
-  friend class detail::TbbBackend;
+  friend detail::CounterState& detail::state_of(Counter& counter);
 
-  static constexpr std::uint64_t kPendingMask = 0xffffffffull;
-  static constexpr std::uint64_t kFinalizing = 1ull << 32;  // one finisher still finalizing
-  static constexpr std::uint64_t kFinalizingMask = 0xffffull << 32;
-  static constexpr std::uint64_t kEpoch = 1ull << 48;  // one more time pending reached zero
-  static constexpr int kEpochShift = 48;
-
-  void add(std::uint32_t n) { state_.fetch_add(n, std::memory_order_relaxed); }
-
-  // Bits 0-31: pending jobs. Bits 32-47: finishers that brought pending to zero and are still
-  // handing out continuations (kFinalizing each), so waiters must not return (and destroy the
-  // counter) yet. A count, not a flag: pending can reach zero, rise again and reach zero again
-  // while the first finisher is still inside finish(). Bits 48-63: the epoch, how many times
-  // pending reached zero (wrapping), bumped by the same step: it tells a finisher which
-  // continuations were attached before its zero and which wait for jobs added since.
-  std::atomic<std::uint64_t> state_{0};
-  // Jobs to submit when pending reaches zero (intrusive list through Job::next, each tagged with
-  // Job::epoch). Changed only under list_lock_; finishers read the head without it.
-  std::atomic<detail::Job*> continuations_{nullptr};
-  std::atomic<std::uint32_t> list_lock_{0};
-  // First exception thrown by a job counted here; error_flag_ guards the single write.
-  std::atomic<std::uint32_t> error_flag_{0};
-  std::exception_ptr error_;
-  // Backend-specific state (the oneTBB backend keeps a task_group here), released with the
-  // counter through release_backend_.
-  void* backend_ = nullptr;
-  void (*release_backend_)(void*) = nullptr;
+  detail::CounterState state_;
 };
+
+// How a frame graph should run a group of stages under the current mode (asked per group).
+struct StagePolicy {
+  // true: stages run as jobs, concurrently where the graph allows (dynamic, tbb);
+  // false: one after another on the calling thread, each parallel inside (single, static).
+  bool concurrent_stages = false;
+  // true: the caller measures stage costs and plans splits/workers/launch order (dynamic);
+  // false: it uses `chunks_per_worker` for every parallel_for.
+  bool planned = false;
+  // Chunks per worker for an unplanned parallel_for: 0 = one chunk in all (single),
+  // 1 = one per worker (static), kOversplit = the caller's oversplit factor (tbb).
+  std::uint32_t chunks_per_worker = 0;
+  // Launch the longest stage last onto the caller's own deque so that it starts at once (dynamic).
+  bool longest_first = false;
+};
+inline constexpr std::uint32_t kOversplit = ~0u;
 
 class JobSystem {
  public:
@@ -352,6 +272,8 @@ class JobSystem {
   }
 
   Mode mode() const { return mode_; }
+  // How a frame graph should run its stages in the current mode (see StagePolicy).
+  StagePolicy stage_policy() const;
   // Switches mode between frames. Refused, with a logged error, while any job is in flight.
   void set_mode(Mode mode);
   // Threads that run jobs in the current mode, the constructing thread included: 1 in Single
@@ -371,7 +293,7 @@ class JobSystem {
   const Config& config() const { return config_; }
 
  private:
-  friend struct RangeSpawner;
+  friend struct detail::RangeSpawner;
 
   JobSystem(const Config& config, std::size_t caller_capture_bytes);
 
@@ -423,7 +345,7 @@ void JobSystem::submit_callable(Counter* counter, std::span<Counter* const> depe
     job->counter = counter;
     job->desc = desc;
     ::new (static_cast<void*>(job->capture())) Fn(std::forward<F>(fn));
-    if (counter != nullptr) counter->add(1);
+    if (counter != nullptr) counter->state_.add(1);
     submit(job, dependencies);
     return;
   }
@@ -437,7 +359,7 @@ void JobSystem::submit_callable(Counter* counter, std::span<Counter* const> depe
   slot.header.counter = counter;
   slot.header.desc = desc;
   ::new (static_cast<void*>(slot.header.capture())) Fn(std::forward<F>(fn));
-  if (counter != nullptr) counter->add(1);
+  if (counter != nullptr) counter->state_.add(1);
   run_inline(&slot.header, dependencies);
 }
 

@@ -1,0 +1,308 @@
+#include "worker_pool.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "scheduler.h"
+
+namespace spindle::jobs::detail {
+namespace {
+
+// How early worker 1 wakes itself before a predicted burst (Config::predictive_wake).
+constexpr std::uint64_t kBurstLeadNs = 200'000;
+
+// How long after a predicted burst's due time worker 1 keeps spinning for it.
+constexpr std::uint64_t kBurstLagNs = 40'000;
+
+}  // namespace
+
+WorkerPool::WorkerPool(Scheduler& scheduler)
+    : scheduler_(scheduler),
+      config_(scheduler.config()),
+      count_(scheduler.workers()),
+      wake_(std::make_unique<WakeWord[]>(count_)) {}
+
+WorkerPool::~WorkerPool() = default;
+
+void WorkerPool::start() {
+  if (started_ || count_ <= 1) return;
+  started_ = true;
+  // Participant 0 keeps the first process CPU when we pin it; a game that pinned its main thread
+  // itself keeps the CPUs it chose. Workers take the other CPUs first, in order, then share.
+  const ProcessCpus& process = process_cpus();
+  const std::uint32_t cpus = std::min(process.count, kMaxWorkers);
+  bool main_cpu[kMaxWorkers] = {};
+  const std::uint32_t main_cpus =
+      config_.pin_main_thread ? 0 : thread_cpus_among(process, main_cpu);
+  if (main_cpus == 0 || main_cpus == cpus) {
+    std::fill(main_cpu, main_cpu + cpus, false);
+    main_cpu[0] = true;
+  }
+  std::uint32_t order[kMaxWorkers];
+  std::uint32_t n = 0;
+  for (const bool mains : {false, true}) {
+    for (std::uint32_t k = 0; k < cpus; ++k) {
+      if (main_cpu[k] == mains) order[n++] = process.ids[k];
+    }
+  }
+  cpus_[0] = process.ids[0];
+  for (std::uint32_t i = 1; i < count_; ++i) cpus_[i] = order[(i - 1) % cpus];
+  if ((config_.pin_workers || config_.pin_main_thread) && cpus < count_) {
+    char message[192];
+    std::snprintf(message, sizeof(message),
+                  "%u participants but the process may use %u CPU(s): pinned participants share "
+                  "CPUs round-robin (set Config::workers, or pin_workers = false)",
+                  count_, process.count);
+    scheduler_.log(LogLevel::Warning, message);
+  }
+  if (config_.pin_main_thread) {
+    main_affinity_ = save_affinity();
+    main_pinned_ = pin_current_thread(cpus_[0]);
+    if (!main_pinned_) note_pin_failure(0);
+  }
+  threads_.reserve(count_ - 1);
+  for (std::uint32_t i = 1; i < count_; ++i) {
+    threads_.emplace_back([this, i] { worker_main(i); });
+  }
+}
+
+void WorkerPool::drain() {
+  // Workers that were never started cannot be running anything.
+  const std::uint64_t workers_mask =
+      !started_ ? 0 : (count_ >= 64 ? ~0ull : ((1ull << count_) - 1)) & ~1ull;
+  for (;;) {
+    ModeImpl& mode = scheduler_.current();
+    if (Job* job = mode.find_work(0)) {
+      scheduler_.execute(job, 0, 0);
+      continue;
+    }
+    if (!mode.any_queued() &&
+        (parked_.load(std::memory_order_seq_cst) & workers_mask) == workers_mask &&
+        (waiting_.load(std::memory_order_seq_cst) & workers_mask) == 0 && !mode.any_queued()) {
+      break;
+    }
+    std::this_thread::yield();
+  }
+}
+
+void WorkerPool::stop() {
+  stopping_.store(true, std::memory_order_seq_cst);
+  for (std::uint32_t i = 1; i < count_; ++i) wake(i);
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+  if (main_pinned_) restore_affinity(main_affinity_);
+}
+
+void WorkerPool::unpin_main() {
+  if (main_pinned_) restore_affinity(main_affinity_);
+}
+
+void WorkerPool::repin_main() {
+  if (main_pinned_) pin_current_thread(cpus_[0]);
+}
+
+void WorkerPool::note_pin_failure(std::uint32_t index) {
+  if (pin_failure_logged_.exchange(1, std::memory_order_relaxed) == 0) {
+    char message[160];
+    std::snprintf(message, sizeof(message),
+                  "could not pin participant %u to a CPU; carrying on unpinned (logged once)",
+                  index);
+    scheduler_.log(LogLevel::Warning, message);
+  }
+}
+
+void WorkerPool::worker_main(std::uint32_t index) {
+  scheduler_.bind_thread(index);
+  if (!config_.pin_workers || !pin_current_thread(cpus_[index])) {
+    // Threads start with their creator's mask, which may be the one CPU participant 0 is on.
+    unpin_current_thread();
+    if (config_.pin_workers) note_pin_failure(index);
+  }
+  const bool sentinel = index == 1 && config_.predictive_wake;
+  if (sentinel) set_precise_timers();
+  std::uint64_t chain = 0;  // end tick of the previous job when running back to back
+  bool after_idle = false;
+  // Set when the sentinel woke itself for a predicted burst: the burst's due time. Cleared once
+  // the burst is seen or its window has passed.
+  std::uint64_t burst_due = 0;
+  for (;;) {
+    ModeImpl& mode = scheduler_.current();
+    if (Job* job = mode.find_work(index)) {
+      if (after_idle) {
+        mode.found_work_after_idle(index);
+        if (burst_due != 0) note_burst(now_ns());
+        after_idle = false;
+        burst_due = 0;
+      }
+      chain = scheduler_.execute(job, index, chain, true);
+      continue;
+    }
+    chain = 0;
+    scheduler_.flush_batch(index);
+    // Woken early for a burst that is due: keep looking until kBurstLagNs after its due time.
+    std::uint64_t spin_ns = 0;
+    if (burst_due != 0) {
+      const std::uint64_t now = now_ns();
+      if (burst_due + kBurstLagNs > now) {
+        spin_ns = burst_due + kBurstLagNs - now;
+      } else {
+        burst_due = 0;
+      }
+    }
+    ParkInfo park;
+    if (!idle(index, nullptr, &park, spin_ns)) break;
+    after_idle = true;
+    // Only sleeps of a millisecond or more end a "burst gap"; short naps inside a frame do not.
+    if (sentinel && park.parked && park.slept_ns >= 1'000'000) {
+      if (park.woken) {
+        note_burst(now_ns());
+        burst_due = 0;
+      } else {
+        burst_due = burst_last_ns_ + burst_period_ns_;
+      }
+    }
+  }
+  scheduler_.bind_thread(kExternalThread);
+}
+
+void WorkerPool::help_until(Counter& counter, std::uint32_t self, ModeImpl& mode) {
+  // The job running around this wait may hold a batch; its counter's waiters must not wait on us.
+  scheduler_.flush_batch(self);
+  std::uint64_t chain = 0;
+  bool after_idle = false;
+  for (;;) {
+    // Our own batch is all that is left of `counter`: settle it so the counter can finish.
+    if (scheduler_.batch_holds_rest_of(self, counter)) scheduler_.flush_batch(self);
+    if (counter.done()) break;
+    if (Job* job = mode.find_work(self)) {
+      if (after_idle) mode.found_work_after_idle(self);
+      after_idle = false;
+      chain = scheduler_.execute(job, self, chain, true);
+      continue;
+    }
+    chain = 0;
+    scheduler_.flush_batch(self);
+    idle(self, &counter);
+    after_idle = true;
+  }
+  scheduler_.flush_batch(self);  // back to user code: nothing may stay deferred
+}
+
+bool WorkerPool::idle(std::uint32_t self, const Counter* counter, ParkInfo* park,
+                      std::uint64_t spin_ns) {
+  if (spin_ns == 0) spin_ns = std::uint64_t{config_.spin_before_park_us} * 1000;
+  const std::uint64_t start = now_ns();
+  // Only idle workers count as spinning: a waiter may leave as soon as its counter is done, so
+  // a submitter must not rely on it to take new work.
+  const std::uint32_t spinner = counter == nullptr ? 1 : 0;
+  spinning_.fetch_add(spinner, std::memory_order_relaxed);
+  for (std::uint32_t i = 1;; ++i) {
+    if (counter != nullptr ? counter->done() : stopping_.load(std::memory_order_relaxed)) {
+      spinning_.fetch_sub(spinner, std::memory_order_relaxed);
+      return counter != nullptr;
+    }
+    if (scheduler_.current().has_work(self)) {
+      spinning_.fetch_sub(spinner, std::memory_order_relaxed);
+      return true;
+    }
+    cpu_relax();
+    if ((i & 31) == 0 && now_ns() - start >= spin_ns) break;
+  }
+
+  std::atomic<std::uint32_t>& word = wake_[self].epoch;
+  const std::uint64_t bit = 1ull << self;
+  const std::uint32_t epoch = word.load(std::memory_order_acquire);
+  // No longer spinning, and parked, both before the fence: a submitter that still saw us
+  // spinning (and so did not wake anyone) published its job before its own fence, and one of
+  // the two fences comes first, so either we see the job below or it sees our parked bit.
+  spinning_.fetch_sub(spinner, std::memory_order_relaxed);
+  if (counter != nullptr) waiting_.fetch_or(bit, std::memory_order_seq_cst);
+  parked_.fetch_or(bit, std::memory_order_seq_cst);
+  full_fence();
+  const bool stop = counter == nullptr && stopping_.load(std::memory_order_relaxed);
+  if (!stop && !scheduler_.current().has_work(self) && !(counter != nullptr && counter->done())) {
+    scheduler_.count_park(self);
+    const bool sentinel = counter == nullptr && self == 1 && config_.predictive_wake;
+    const std::uint64_t slept_from = now_ns();
+    park_on(word, epoch, sentinel ? sentinel_timeout(slept_from) : -1);
+    if (park != nullptr) {
+      park->parked = true;
+      park->woken = word.load(std::memory_order_relaxed) != epoch;
+      park->slept_ns = now_ns() - slept_from;
+    }
+  }
+  parked_.fetch_and(~bit, std::memory_order_relaxed);
+  if (counter != nullptr) waiting_.fetch_and(~bit, std::memory_order_relaxed);
+  return counter != nullptr || !stopping_.load(std::memory_order_relaxed);
+}
+
+void WorkerPool::note_burst(std::uint64_t now) {
+  // A burst is the first job worker 1 finds after it slept. Bursts 0.5-250 ms apart that agree
+  // within a quarter of the period build confidence; anything else starts learning again.
+  const std::uint64_t interval = now - burst_last_ns_;
+  burst_last_ns_ = now;
+  const bool plausible = interval >= 500'000 && interval <= 250'000'000;
+  if (!plausible) {
+    burst_confidence_ = 0;
+    return;
+  }
+  const std::uint64_t period = burst_period_ns_;
+  // A frame without work (or one we slept through) shows up as two or three periods at once.
+  const std::uint64_t periods =
+      period == 0 ? 1 : std::clamp<std::uint64_t>((interval + period / 2) / period, 1, 3);
+  const std::uint64_t diff =
+      interval > periods * period ? interval - periods * period : periods * period - interval;
+  if (period != 0 && periods > 1 && diff * 4 <= period) return;  // consistent, nothing new
+  if (period != 0 && diff * 4 <= period) {
+    burst_period_ns_ = (3 * period + interval) / 4;
+    burst_confidence_ = std::min<std::uint32_t>(burst_confidence_ + 1, 8);
+  } else {
+    burst_period_ns_ = interval;
+    burst_confidence_ = 1;
+  }
+}
+
+std::int64_t WorkerPool::sentinel_timeout(std::uint64_t now) const {
+  if (burst_confidence_ < 3) return -1;
+  // Wake kBurstLeadNs early (a timed sleep on this kind of VM ends up to ~150 us late) and spin
+  // until kBurstLagNs after the due time: one worker only, about 1-2% of a core at 10 ms.
+  const std::uint64_t due = burst_last_ns_ + burst_period_ns_;
+  if (due <= now + kBurstLeadNs) return -1;  // missed: sleep until woken and learn again
+  return static_cast<std::int64_t>(due - kBurstLeadNs - now);
+}
+
+void WorkerPool::wake(std::uint32_t index) {
+  std::atomic<std::uint32_t>& word = wake_[index].epoch;
+  word.fetch_add(1, std::memory_order_release);
+  unpark_one(word);
+}
+
+void WorkerPool::wake_one(std::uint32_t except) {
+  const std::uint64_t self_bit = except < 64 ? 1ull << except : 0;
+  const std::uint64_t parked = parked_.load(std::memory_order_relaxed) & ~self_bit;
+  // Prefer an idle worker: a thread parked in wait() may find its counter done and go back to
+  // user code without looking at the queues.
+  const std::uint64_t idle_workers = parked & ~waiting_.load(std::memory_order_relaxed);
+  std::uint64_t mask = idle_workers != 0 ? idle_workers : parked;
+  while (mask != 0) {
+    const std::uint32_t index = static_cast<std::uint32_t>(__builtin_ctzll(mask));
+    const std::uint64_t bit = 1ull << index;
+    // Clearing the bit ourselves stops several submitters from waking the same sleeper.
+    if ((parked_.fetch_and(~bit, std::memory_order_acq_rel) & bit) != 0) {
+      wake(index);
+      return;
+    }
+    mask &= ~bit;
+  }
+}
+
+void WorkerPool::wake_waiters() {
+  std::uint64_t mask = waiting_.load(std::memory_order_relaxed);
+  while (mask != 0) {
+    const std::uint32_t index = static_cast<std::uint32_t>(__builtin_ctzll(mask));
+    mask &= mask - 1;
+    wake(index);
+  }
+}
+
+}  // namespace spindle::jobs::detail

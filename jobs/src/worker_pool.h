@@ -1,0 +1,125 @@
+// The threads of the threaded modes: participants 1..W-1, their CPUs, and how they sleep and wake.
+// Private to jobs/; compiled only with SPINDLE_THREADS. Mode-neutral: a worker asks the current
+// mode (Scheduler::current()) for its next job, so one pool serves Static, Dynamic and a later
+// switch between them. Started the first time a threaded mode is activated, kept until the end.
+//
+// Parking (no lost wake-ups): a participant with nothing to do spins for spin_before_park_us,
+// then publishes its bit in parked_ (seq_cst RMW + fence), re-checks for work and, if still
+// none, sleeps on its own futex word. A submitter publishes the job first, then issues a seq_cst
+// fence and reads parked_. By the fence-fence rule at least one side sees the other: either the
+// parker finds the job in its re-check, or the submitter sees the bit and wakes it. Counter
+// completion uses the same handshake with waiting_ for threads parked inside wait().
+//
+// Predictive wake (Config::predictive_wake): worker 1 learns the period of the bursts of work
+// and wakes itself shortly before the next one is due, so the submitter does not pay a futex wake.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "platform.h"
+#include "queues.h"
+#include "spindle/jobs/job_system.h"
+
+namespace spindle::jobs::detail {
+
+class Scheduler;
+class ModeImpl;
+
+class WorkerPool {
+ public:
+  explicit WorkerPool(Scheduler& scheduler);
+  ~WorkerPool();
+
+  // Starts the workers (and pins participant 0) the first time; later calls do nothing.
+  void start();
+  // Runs queued jobs on the calling participant 0 until every queue is empty and every worker is
+  // parked outside wait(), so none is running a job that could submit more.
+  void drain();
+  // Stops and joins the workers; gives participant 0 its affinity back.
+  void stop();
+  // oneTBB sizes its threads from the creating thread's mask: around its start, unpin main.
+  void unpin_main();
+  void repin_main();
+
+  // The help-while-waiting loop of participant `self`: runs `mode`'s work until `counter` is
+  // done, parking when there is none.
+  void help_until(Counter& counter, std::uint32_t self, ModeImpl& mode);
+
+  // Waking, after publishing a job and a full_fence(). Someone is asleep and nobody spinning
+  // will find the job: the submitter pays for a wake (wake_one()).
+  bool sleeper_unnoticed() const {
+    return spinning_.load(std::memory_order_relaxed) == 0 &&
+           parked_.load(std::memory_order_relaxed) != 0;
+  }
+  // Static mode dealt a job to `target`: wakes it if it sleeps.
+  void wake_if_parked(std::uint32_t target) {
+    const std::uint64_t bit = 1ull << target;
+    if ((parked_.load(std::memory_order_relaxed) & bit) != 0) {
+      parked_.fetch_and(~bit, std::memory_order_acq_rel);
+      wake(target);
+    }
+  }
+  // A worker parked outside wait(), none spinning: work queued now would wait for a wake.
+  bool idle_worker_asleep() const {
+    return spinning_.load(std::memory_order_relaxed) == 0 &&
+           (parked_.load(std::memory_order_relaxed) & ~waiting_.load(std::memory_order_relaxed)) !=
+               0;
+  }
+  // Wakes one parked participant other than `except`, preferring idle workers.
+  void wake_one(std::uint32_t except);
+  // After a counter finished: wakes the participants parked inside wait().
+  void wake_waiters_after_finish() {
+    full_fence();
+    if (waiting_.load(std::memory_order_relaxed) != 0) wake_waiters();
+  }
+
+ private:
+  struct ParkInfo {
+    bool parked = false;
+    bool woken = false;  // by another thread (else by its own timeout, or not at all)
+    std::uint64_t slept_ns = 0;
+  };
+  // A participant's futex word, bumped by whoever wakes it; a cache line each.
+  struct alignas(kCacheLine) WakeWord {
+    std::atomic<std::uint32_t> epoch{0};
+  };
+
+  void worker_main(std::uint32_t index);
+  void note_pin_failure(std::uint32_t index);
+  // Spins, then parks until work arrives (or `counter`, if given, is done). False when stopping.
+  // `park` (optional) tells whether and how it slept. `spin_ns` 0: Config::spin_before_park_us.
+  bool idle(std::uint32_t self, const Counter* counter, ParkInfo* park = nullptr,
+            std::uint64_t spin_ns = 0);
+  // Worker 1 only: learns the cadence of bursts and says how long to sleep (-1: until woken).
+  void note_burst(std::uint64_t now);
+  std::int64_t sentinel_timeout(std::uint64_t now) const;
+  void wake(std::uint32_t index);
+  void wake_waiters();
+
+  Scheduler& scheduler_;
+  const Config& config_;
+  const std::uint32_t count_;  // participants, participant 0 included
+  std::unique_ptr<WakeWord[]> wake_;
+  std::uint32_t cpus_[kMaxWorkers] = {};
+  std::vector<std::thread> threads_;
+  bool started_ = false;
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::uint64_t> parked_{0};   // bit i: participant i is parked
+  std::atomic<std::uint64_t> waiting_{0};  // bit i: participant i is parked inside wait()
+  // Participants in their spin phase: a submitter wakes a sleeper only when nobody is spinning
+  // (the spinner will find the job and wake the next one if more is queued).
+  std::atomic<std::uint32_t> spinning_{0};
+  std::atomic<std::uint32_t> pin_failure_logged_{0};
+  // Cadence of bursts, worker 1 only (see Config::predictive_wake).
+  std::uint64_t burst_last_ns_ = 0;
+  std::uint64_t burst_period_ns_ = 0;
+  std::uint32_t burst_confidence_ = 0;
+  SavedAffinity main_affinity_;
+  bool main_pinned_ = false;
+};
+
+}  // namespace spindle::jobs::detail
