@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#if SPINDLE_THREADS
+#include <thread>
+#endif
 
 #include "platform.h"
 #include "scheduler.h"
@@ -48,6 +51,16 @@ bool mode_available(Mode mode) {
 }
 
 Counter::~Counter() {
+  // No job pending, but the one that brought the count to zero may still be handing out
+  // continuations (a few instructions, or a preempted finisher): its last touch is near, so wait
+  // for it rather than call the caller's correct code a bug.
+  while (pending() == 0 && !done()) {
+#if SPINDLE_THREADS
+    std::this_thread::yield();
+#else
+    detail::cpu_relax();
+#endif
+  }
   if (!done()) {
     // Its jobs would decrement freed memory; stopping here names the bug instead.
     std::fprintf(stderr,

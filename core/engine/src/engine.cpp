@@ -61,27 +61,6 @@ jobs::Config job_config(const EngineConfig& c) {
   return j;
 }
 
-// TEMPORARY: jobs::JobSystem::stage_policy() lands with the job modes' split; same answers.
-struct StagePolicyShim {
-  bool concurrent_stages = false;
-  bool planned = false;
-  std::uint32_t chunks_per_worker = 0;
-  bool longest_first = false;
-};
-constexpr std::uint32_t kOversplitShim = ~0u;
-StagePolicyShim policy_of(const jobs::JobSystem& js) {
-  switch (js.mode()) {
-    case jobs::Mode::Single:
-      return {false, false, 0, false};
-    case jobs::Mode::Static:
-      return {false, false, 1, false};
-    case jobs::Mode::Tbb:
-      return {true, false, kOversplitShim, false};
-    case jobs::Mode::Dynamic:
-      break;
-  }
-  return {true, true, 0, true};
-}
 }  // namespace
 
 Engine::Impl::Impl(Engine& owner_engine, const EngineConfig& engine_config)
@@ -395,12 +374,12 @@ void Engine::set_mode(jobs::Mode mode) {
 // --- running a group of stages -----------------------------------------------------------------
 
 void Engine::Impl::decide(Group& group) {
-  const StagePolicyShim policy = policy_of(*jobs);
+  const jobs::StagePolicy policy = jobs->stage_policy();
   const std::uint32_t workers = jobs->worker_count();
   group.run_inline = false;
   if (!policy.planned) {
     const std::uint32_t split =
-        policy.chunks_per_worker == kOversplitShim
+        policy.chunks_per_worker == jobs::kOversplit
             ? workers * config.oversplit
             : std::max<std::uint32_t>(1, workers * policy.chunks_per_worker);
     for (StageId id : group.ids) {
@@ -510,7 +489,7 @@ void Engine::Impl::run_group(Group& group, std::int64_t dt_ns, float alpha) {
   if (group.ids.empty()) return;
   world.refresh_order();  // structural changes happen between groups only
   decide(group);
-  const StagePolicyShim policy = policy_of(*jobs);
+  const jobs::StagePolicy policy = jobs->stage_policy();
   for (StageId id : group.ids) {
     Stage& s = *stages[id];
     s.cpu_ns.store(0, std::memory_order_relaxed);
