@@ -281,8 +281,15 @@ std::uint32_t events_per_thread() {
 void set_thread_name(const char* name) {
   ThreadBuffer* buffer = this_thread();
   if (buffer == nullptr) return;
+  // Keep what fits, cut before a UTF-8 continuation byte (10xxxxxx) so no character is split.
+  std::size_t n = std::strlen(name);
+  if (n >= sizeof(buffer->name)) {
+    n = sizeof(buffer->name) - 1;
+    while (n > 0 && (static_cast<unsigned char>(name[n]) & 0xC0) == 0x80) --n;
+  }
   LockGuard lock(state().registry_mutex);
-  std::snprintf(buffer->name, sizeof(buffer->name), "%s", name);
+  std::memcpy(buffer->name, name, n);
+  buffer->name[n] = '\0';
 }
 
 std::uint64_t zone_begin() {

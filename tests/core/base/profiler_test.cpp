@@ -116,6 +116,36 @@ TEST_F(ProfilerTest, ChromeTraceIsValidJsonWithNestedZones) {
   EXPECT_TRUE(named);
 }
 
+// A name longer than the profiler keeps is cut at a character boundary, never inside a UTF-8
+// sequence (the trace would not be valid JSON, and viewers show garbage).
+TEST_F(ProfilerTest, ALongThreadNameIsCutBetweenCharacters) {
+  const std::string ascii(46, 'w');
+  // 46 bytes, then a 2-byte and a 3-byte character: the 47-byte limit falls inside the first.
+  prof::set_thread_name((ascii + "\xc3\xa9\xe2\x82\xac").c_str());
+  { SPINDLE_PROFILE_ZONE("named"); }
+  auto path = test::temp_path("trace.json");
+  ASSERT_TRUE(prof::write_chrome_trace(path.c_str()).ok());
+  json trace;
+  ASSERT_NO_THROW(trace = load_trace(path)) << "the trace is not valid UTF-8 JSON";
+  const Zone* zone = find_zone(zones_of(trace), "named");
+  ASSERT_NE(zone, nullptr);
+  std::string name;
+  for (const json& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.at("name") == "thread_name" && e.at("tid") == zone->tid)
+      name = e.at("args").at("name").get<std::string>();
+  }
+  EXPECT_EQ(name, ascii);  // the 2-byte character would need byte 48: it goes whole
+  // Exactly at the limit, a whole multi-byte character stays.
+  prof::set_thread_name((std::string(45, 'w') + "\xc3\xa9").c_str());
+  ASSERT_TRUE(prof::write_chrome_trace(path.c_str()).ok());
+  trace = load_trace(path);
+  for (const json& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.at("name") == "thread_name" && e.at("tid") == zone->tid)
+      name = e.at("args").at("name").get<std::string>();
+  }
+  EXPECT_EQ(name, std::string(45, 'w') + "\xc3\xa9");
+}
+
 #if SPINDLE_THREADS
 TEST_F(ProfilerTest, EachThreadGetsItsOwnTid) {
   constexpr int kThreads = 3;
