@@ -3,6 +3,8 @@
 // refuses.
 #include <cstdint>
 #include <initializer_list>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>

@@ -11,7 +11,6 @@ namespace spindle::physics {
 namespace {
 
 using core::Entity;
-using core::Transform;
 using test::Rig;
 
 TEST(Physics, CollisionEventsBeginAndEndExactlyOnce) {

@@ -10,8 +10,6 @@
 namespace spindle::physics {
 namespace {
 
-using core::Entity;
-using core::Transform;
 using test::Rig;
 
 TEST(Physics, BadConfigsAreRejectedWithMessages) {

@@ -12,7 +12,6 @@ namespace spindle::physics {
 namespace {
 
 using core::Entity;
-using core::Transform;
 using test::Rig;
 
 TEST(Physics, ShapesOfEveryKindSimulate) {
