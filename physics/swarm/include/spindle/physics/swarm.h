@@ -28,80 +28,8 @@
 //   }
 //   swarm.rank()[agent]                                       // your index -> sorted position
 //
-// One frame, and why each step looks the way it does:
-//   build            keys: the Morton code of each agent's cell (parallel over agents); a stable
-//                    parallel radix sort (core::radix_sort) of (key, agent); then, in one
-//                    parallel pass over the sorted agents, the bucketed index and sorted copies
-//                    of position, velocity and radius (neighbour scans then read memory in
-//                    order: cells close in space are close in Morton order).
-//   bucketed index   cell_start[code] = first sorted position whose code is >= code, a dense
-//                    table over the whole Morton range of the grid (fixed at construction), so a
-//                    cell's agents are [cell_start[c], cell_start[c + 1]): O(1) lookup, no
-//                    search and no hashing collisions. Every entry is written exactly once per
-//                    frame by the chunk owning the sorted position that ends its gap, so no
-//                    clearing pass and no write races. The Morton range is at most 4x the cell
-//                    count: the low bits of both axes are interleaved and the extra bits of the
-//                    longer axis go on top (a non-square grid does not square its table).
-//   find_neighbours  for each agent (sorted order): the 3 x 3 cells around its cell, rows
-//                    cy-1, cy, cy+1 and in each row columns cx-1, cx, cx+1 (cells outside the
-//                    grid skipped; on a torus coordinates wrap, and an axis of fewer than 3
-//                    cells visits each of its cells once, in index order); in a cell, agents in
-//                    ascending agent index (the sort is stable). Scanning stops after
-//                    max_candidates agents have been examined (the agent itself included) or
-//                    once max_neighbours were found. Kept: agents j != self with
-//                    |p_j - p_self|^2 <= radius^2, i.e. the FIRST max_neighbours accepted in
-//                    that scan order among the first max_candidates examined. Written as sorted
-//                    positions into a table fixed at max_agents x max_neighbours entries, each
-//                    chunk packing its agents' lists back to back inside its own part (so
-//                    chunks never share a line and only found neighbours cost bandwidth). Exact
-//                    (every agent within radius, none missed) whenever neither cap is reached and
-//                    radius <= cell_size; stats() counts the agents that hit a cap. Fast path:
-//                    sorted order visits a cell's agents one after another, so the candidate list
-//                    (sorted positions, in scan order) is built once per cell, each of the nine
-//                    cells as one fixed 8-wide store when it holds up to 8 agents; then one loop of
-//                    squared-distance tests with a branch-free append. Nine short loops per agent
-//                    instead cost twice as much (their exits are mispredicted).
-//   resolve_overlaps Jacobi style: each agent sums its own push from its neighbour list,
-//                    reading only this frame's sorted snapshot, writing only its own slot. Two
-//                    circles overlap when distance < r_i + r_j, so the query radius must be at
-//                    least twice the largest agent radius for every overlap to be seen (boxes:
-//                    the diagonal of the summed half extents).
-//   flock(k)         sums for separation, alignment and cohesion over agent k's neighbours.
-//
-// Worst case, and what bounds it. A frame costs O(n + T + n * min(M, 9 * per_cell)) where
-// n <= max_agents, T = Morton range <= 4 * cells (fixed at construction) and M = max_candidates:
-// keys O(n); radix sort at most 8 passes of O(n + 256) (with a Morton range of b bits only
-// ceil(b / 8) passes run, the others are skipped as constant); index and gather O(n + T);
-// neighbours at most M distance tests and max_neighbours writes per agent, and resolve/flock at
-// most max_neighbours reads per agent. So all n agents piled into one cell cost n * M, not n^2:
-// time is linear in n with a constant fixed by the configuration, whatever the positions.
-//
-// Why a dense table and not hashed buckets: the world is bounded (Clamp) or periodic (Wrap), so
-// the Morton range is known at construction; a dense table has no collisions to resolve (a hash
-// would put far-apart cells in one bucket and make the scan cost depend on the positions) and
-// needs no per-frame clearing.
-//
-// Boundary. Clamp: positions outside the bounds go to the nearest edge cell (the query stays
-// exact; edge cells just get crowded, which M caps). Wrap: a torus; cell coordinates wrap and
-// distances use the shortest way around, with cells stretched so that a whole number tiles each
-// axis (cell size >= the asked one). In Wrap mode keep positions inside the bounds. A NaN
-// position is indexed in a fixed cell and is nobody's neighbour.
-//
-// Parallelism and determinism. Every pass is core::for_each_chunk over contiguous ranges
-// (agents or sorted positions); each agent's result depends only on the snapshot and is summed
-// in a fixed order, and chunks write disjoint slots. So every output is bit-identical for any
-// chunk count, job mode and worker count. `chunks` is clamped to [1, max_chunks] and to one
-// chunk per min_chunk_agents agents (a job should be worth a few thousand cycles).
-// Per-chunk counters live in their own cache lines. Nothing is allocated after construction.
-//
-// Memory, all at construction: per agent 2 x 8 (keys) + 3 x 4 (order, its scratch, rank) +
-// 8 x sizeof(S) (snapshot, pushes) + 8 (count, offset) + 4 x max_neighbours bytes; plus 4 bytes per
-// Morton code and 8 KiB per chunk (radix histograms). 100,000 float agents, k = 16: 13 MB.
-//
-// Scalar type. The core paths use only +, -, *, /, comparisons and ScalarTraits<S>
-// (from_int, floor_to_int, sqrt): a fixed-point type only needs a ScalarTraits specialisation.
-// 2D only for now: the boids and swarm scenes are planar; a 3D form would add a z axis to the
-// Morton spread tables and scan 27 cells.
+// How a frame works, what bounds its cost, boundaries, determinism and memory:
+// physics/swarm/README.md.
 #pragma once
 
 #include <algorithm>
@@ -620,7 +548,7 @@ class Swarm {
     dy = dy > half_y_ ? dy - extent_y_ : (dy < -half_y_ ? dy + extent_y_ : dy);
   }
 
-  // The cells to visit along one axis, in scan order (see the header comment).
+  // The cells to visit along one axis, in scan order (README.md, find_neighbours).
   std::uint32_t axis_scan(std::uint32_t c, std::uint32_t cells, std::uint32_t out[3]) const {
     if (config_.boundary == Boundary::Wrap) {
       if (cells < 3) {
