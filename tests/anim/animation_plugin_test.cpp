@@ -406,13 +406,8 @@ std::uint64_t run_crowd(jobs::Mode mode, std::uint32_t workers) {
 }
 
 TEST(AnimationPlugin, SameOutputInEveryModeAndWorkerCount) {
-  const std::uint64_t reference = run_crowd(jobs::Mode::Single, 1);
-  for (jobs::Mode mode : test::available_modes())
-    for (std::uint32_t workers : {1u, 2u, 4u}) {
-      if (mode == jobs::Mode::Single && workers != 1) continue;
-      EXPECT_EQ(run_crowd(mode, workers), reference)
-          << jobs::to_string(mode) << " with " << workers << " workers";
-    }
+  ::spindle::test::expect_same_in_every_mode(
+      [](jobs::Mode mode, std::uint32_t workers) { return run_crowd(mode, workers); });
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Helpers shared by the core tests: asserts that throw instead of aborting, temporary paths, and
-// a log sink that keeps what it receives.
+// Helpers shared by the engine-level tests (core, physics, anim): asserts that throw instead of
+// aborting, temporary paths, and a log sink that keeps what it receives.
 #pragma once
 
 #include <unistd.h>
@@ -18,16 +18,8 @@
 
 namespace spindle::core::test {
 
-// An unpinned engine in `mode` with `workers` participants (tests share the machine).
-inline EngineConfig engine_config(jobs::Mode mode, std::uint32_t workers,
-                                  std::uint32_t entity_capacity = 65536) {
-  EngineConfig c;
-  c.mode = mode;
-  c.workers = workers;
-  c.pin_workers = false;
-  c.entity_capacity = entity_capacity;
-  return c;
-}
+// Engine configs come from modes.h with the job configs (one place for both).
+using ::spindle::test::engine_config;
 
 struct AssertFailure {
   std::string file;

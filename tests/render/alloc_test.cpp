@@ -17,7 +17,7 @@ class Allocations : public ::testing::TestWithParam<jobs::Mode> {};
 TEST_P(Allocations, SteadyStatePrepareAllocatesNothing) {
   SPINDLE_REQUIRE_ALLOCATION_COUNTING();
   SPINDLE_REQUIRE_MODE(GetParam());
-  jobs::JobSystem js(test::config_for(GetParam()));
+  jobs::JobSystem js(::spindle::test::job_config(GetParam()));
   const auto objects = test::random_scene(20000, 9);
   Camera cam = test::test_camera();
   RenderPrep prep(static_cast<std::uint32_t>(objects.size()), 64, 256);
@@ -34,7 +34,7 @@ TEST_P(Allocations, SteadyStatePrepareAllocatesNothing) {
 TEST_P(Allocations, ParallelRadixSortAllocatesNothing) {
   SPINDLE_REQUIRE_ALLOCATION_COUNTING();
   SPINDLE_REQUIRE_MODE(GetParam());
-  jobs::JobSystem js(test::config_for(GetParam()));
+  jobs::JobSystem js(::spindle::test::job_config(GetParam()));
   core::RadixSortScratch scratch(16);
   std::vector<std::uint64_t> keys(10000), kt(10000);
   std::vector<std::uint32_t> values(10000), vt(10000);

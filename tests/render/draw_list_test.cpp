@@ -86,7 +86,7 @@ void expect_same(std::span<const DrawItem> got, const std::vector<DrawItem>& wan
 }
 
 TEST(RenderPrep, MatchesBruteForceCullingAndOrder) {
-  jobs::JobSystem js(test::config_for(jobs::Mode::Single));
+  jobs::JobSystem js(::spindle::test::job_config(jobs::Mode::Single));
   const Camera cam = test::test_camera();
   const auto objects = test::random_scene(5000, 1);
   RenderPrep prep(8000);
@@ -101,7 +101,7 @@ TEST(RenderPrep, MatchesBruteForceCullingAndOrder) {
 }
 
 TEST(RenderPrep, OpaqueFrontToBackTranslucentBackToFront) {
-  jobs::JobSystem js(test::config_for(jobs::Mode::Single));
+  jobs::JobSystem js(::spindle::test::job_config(jobs::Mode::Single));
   const Camera cam = test::test_camera();
   const auto objects = test::random_scene(4000, 2);
   RenderPrep prep(4000);
@@ -128,7 +128,7 @@ TEST(RenderPrep, OpaqueFrontToBackTranslucentBackToFront) {
 }
 
 TEST(RenderPrep, OverCapacityObjectsAreDroppedAndCounted) {
-  jobs::JobSystem js(test::config_for(jobs::Mode::Single));
+  jobs::JobSystem js(::spindle::test::job_config(jobs::Mode::Single));
   const Camera cam = test::test_camera();
   const auto objects = test::random_scene(2500, 3);
   RenderPrep prep(1000, 8, 1);
@@ -153,7 +153,7 @@ TEST(RenderPrep, ChunksAreClampedByGranularityAndMaximum) {
 }
 
 TEST(RenderPrep, ZeroCapacityDropsEverything) {
-  jobs::JobSystem js(test::config_for(jobs::Mode::Single));
+  jobs::JobSystem js(::spindle::test::job_config(jobs::Mode::Single));
   RenderPrep prep(0, 0);
   const auto objects = test::random_scene(10, 4);
   prep.prepare(js, test::test_camera(), objects, 2);
@@ -165,7 +165,7 @@ class RenderPrepModes : public ::testing::TestWithParam<jobs::Mode> {};
 
 TEST_P(RenderPrepModes, SameDrawListForAnyChunkCount) {
   SPINDLE_REQUIRE_MODE(GetParam());
-  jobs::JobSystem js(test::config_for(GetParam()));
+  jobs::JobSystem js(::spindle::test::job_config(GetParam()));
   Camera cam = test::test_camera();
   cam.position = {3.0f, 2.0f, 5.0f};
   cam.target = {-4.0f, 0.0f, -30.0f};

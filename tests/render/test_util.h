@@ -1,4 +1,4 @@
-// Helpers shared by the render tests: job systems in every mode this build has, random scenes.
+// Helpers shared by the render tests: random scenes and a test camera (modes and configs: modes.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -16,9 +16,6 @@ namespace spindle::render::test {
 
 using ::spindle::test::mode_name;
 using ::spindle::test::own_modes;
-inline jobs::Config config_for(jobs::Mode mode, std::uint32_t workers = 2) {
-  return ::spindle::test::job_config(mode, workers);
-}
 
 // Objects spread around a camera at the origin looking down -z: some in view, many not.
 inline std::vector<Renderable> random_scene(std::size_t n, std::uint32_t seed) {

@@ -1,4 +1,5 @@
-// Job systems in the modes a test runs, shared by the jobs, render, physics and swarm tests.
+// The one place for job modes and configs in tests: the modes a test runs, job and engine
+// configs, the stress scale, and the same-result-in-every-mode check. Used by every test folder.
 //
 // Usage:
 //   INSTANTIATE_TEST_SUITE_P(Modes, MyTest, ::testing::ValuesIn(spindle::test::own_modes()),
@@ -9,12 +10,16 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "spindle/jobs/job_system.h"
+#if __has_include(<spindle/engine/engine.h>)
+#include <spindle/engine/engine.h>
+#endif
 
 namespace spindle::test {
 
@@ -67,6 +72,39 @@ inline double stress_scale() {
   if (value == nullptr) return 1.0;
   const double scale = std::atof(value);
   return scale > 0.0 ? scale : 1.0;
+}
+
+#if __has_include(<spindle/engine/engine.h>)
+// An unpinned engine in `mode` with `workers` participants (tests share the machine). Only for
+// tests that link the engine.
+inline core::EngineConfig engine_config(jobs::Mode mode, std::uint32_t workers,
+                                        std::uint32_t entity_capacity = 65536) {
+  core::EngineConfig c;
+  c.mode = mode;
+  c.workers = workers;
+  c.pin_workers = false;
+  c.entity_capacity = entity_capacity;
+  return c;
+}
+#endif
+
+// Determinism check for one whole run: calls run(mode, workers) in every mode this build has,
+// with each worker count (single mode: 1 only), and expects each result (a world hash, or
+// anything comparable) to equal the single-threaded one, which it returns.
+//   expect_same_in_every_mode([](jobs::Mode m, std::uint32_t w) { return run_scene(m, w); });
+template <class Run>
+auto expect_same_in_every_mode(Run&& run,
+                               std::initializer_list<std::uint32_t> workers = {1u, 2u, 4u}) {
+  const auto reference = run(jobs::Mode::Single, 1u);
+  for (jobs::Mode mode : available_modes()) {
+    for (std::uint32_t w : workers) {
+      if (mode == jobs::Mode::Single && w != 1) continue;
+      if (mode != jobs::Mode::Single || w != 1) {
+        EXPECT_EQ(run(mode, w), reference) << jobs::to_string(mode) << " with " << w << " workers";
+      }
+    }
+  }
+  return reference;
 }
 
 }  // namespace spindle::test
