@@ -127,7 +127,8 @@ TEST_F(ProfilerTest, ALongThreadNameIsCutBetweenCharacters) {
   ASSERT_TRUE(prof::write_chrome_trace(path.c_str()).ok());
   json trace;
   ASSERT_NO_THROW(trace = load_trace(path)) << "the trace is not valid UTF-8 JSON";
-  const Zone* zone = find_zone(zones_of(trace), "named");
+  const std::vector<Zone> zones = zones_of(trace);
+  const Zone* zone = find_zone(zones, "named");
   ASSERT_NE(zone, nullptr);
   std::string name;
   for (const json& e : trace.at("traceEvents")) {
