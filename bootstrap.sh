@@ -10,6 +10,7 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev      # tests and benchmarks
   libinih-dev nlohmann-json3-dev libcli11-dev                # config, JSON, command lines
   libassimp-dev assimp-testmodels                            # model import, test assets
+  libstb-dev                                                 # PNG (and later Ogg) through stb
 )
 
 missing=()
