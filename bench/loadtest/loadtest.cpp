@@ -25,9 +25,11 @@
 #include <spindle/base/log.h>
 #include <spindle/base/profiler.h>
 #include <spindle/engine/engine.h>
+#include <spindle/render/renderer.h>
 #include <spindle/report/report.h>
 
 #include "scene.h"
+#include "scene_common.h"
 
 #ifndef SPINDLE_BUILD_TYPE
 #define SPINDLE_BUILD_TYPE "unknown"
@@ -57,6 +59,9 @@ struct Options {
   std::string out = "out/loadtest";
   std::uint32_t trace_frames = 8;
   bool pin = true;
+  std::uint32_t width = 640;   // the rendered image
+  std::uint32_t height = 360;
+  std::string screenshot_dir;  // --screenshot: one PNG per scene and count
   // Scene parameters given on the command line (--joints 80), by name.
   std::map<std::string, std::int64_t> params;
   bool objects_given = false;
@@ -238,11 +243,27 @@ void record_frame(core::Engine& engine, report::Frame& f) {
   }
 }
 
+SceneParams scene_setup_params(const Options& o, const SceneDef& scene, std::uint32_t objects) {
+  SceneParams p{objects, o.seed, scene_params(scene, o)};
+  p.width = o.width;
+  p.height = o.height;
+  return p;
+}
+
+// The scene's rendered image of the last frame, if it renders (nullptr otherwise).
+const render::Renderer* scene_renderer(core::Engine& engine) {
+  const SceneRendering* r = engine.world().resource<SceneRendering>();
+  return r != nullptr ? r->renderer : nullptr;
+}
+
+// `screenshot`: where to write the last frame's image (empty: nowhere); the path is kept in
+// the series when written.
 report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mode,
-                          std::uint32_t objects, std::uint32_t repeat) {
+                          std::uint32_t objects, std::uint32_t repeat,
+                          const std::string& screenshot = {}) {
   report::Series r;
   core::Engine engine(engine_config(scene, o, mode, objects, false));
-  scene.setup(engine, SceneParams{objects, o.seed, scene_params(scene, o)});
+  scene.setup(engine, scene_setup_params(o, scene, objects));
   for (std::uint32_t i = 0; i < o.warmup; ++i) engine.step();
   r.scene = scene.name;
   r.mode = jobs::to_string(engine.mode());
@@ -257,6 +278,14 @@ report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mo
     record_frame(engine, r.frames[i]);
   }
   r.world_hash = engine.world().state_hash();
+  if (const render::Renderer* renderer = scene_renderer(engine)) {
+    r.image_hash = renderer->image_hash();
+    if (!screenshot.empty()) {
+      if (core::Status s = renderer->screenshot(screenshot); !s)
+        throw std::runtime_error(s.message());
+      r.screenshot = screenshot;
+    }
+  }
   return r;
 }
 
@@ -269,7 +298,7 @@ core::Status write_trace(const SceneDef& scene, const Options& o, jobs::Mode mod
   std::vector<std::string> names;
   {
     core::Engine engine(engine_config(scene, o, mode, objects, true));
-    scene.setup(engine, SceneParams{objects, o.seed, scene_params(scene, o)});
+    scene.setup(engine, scene_setup_params(o, scene, objects));
     for (std::uint32_t i = 0; i < std::max<std::uint32_t>(o.warmup, 5); ++i) engine.step();
     for (std::uint32_t i = 0; i < engine.stage_count(); ++i)
       names.emplace_back(engine.stage_name(static_cast<core::StageId>(i)));
@@ -409,6 +438,12 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   add_integer(app, "--trace-frames", o.trace_frames, 0u, 1000u,
               "frames in trace.json (0: no trace)");
   app.add_flag("!--no-pin", o.pin, "do not pin worker threads to cores");
+  add_integer(app, "--width", o.width, 16u, 4096u, "rendered image width in pixels");
+  add_integer(app, "--height", o.height, 16u, 4096u, "rendered image height in pixels");
+  app.add_option("--screenshot", o.screenshot_dir,
+                 "folder for one PNG per scene and object count (the last frame of its first "
+                 "series); the HTML report shows them beside the charts")
+      ->check(any_value());
   // Every registered scene's parameters become flags, one per name, accepting the union of the
   // declared ranges (each scene's own range is checked below, once the scenes run are known).
   struct ParamFlag {
@@ -503,7 +538,7 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   for (const SceneDef* scene : scenes) {
     if (!scene->check) continue;
     for (std::uint32_t objects : scene_objects(*scene, o))
-      if (core::Status s = scene->check(SceneParams{objects, o.seed, scene_params(*scene, o)});
+      if (core::Status s = scene->check(scene_setup_params(o, *scene, objects));
           !s) {
         err << "spindle_loadtest: scene " << scene->name << " with " << objects
             << " objects: " << s.message() << "\n";
@@ -540,6 +575,14 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
     err << "spindle_loadtest: --out: cannot create folder '" << o.out << "'"
         << (ec ? ": " + ec.message() : "") << "\n";
     return 2;
+  }
+  if (!o.screenshot_dir.empty()) {
+    std::filesystem::create_directories(o.screenshot_dir, ec);
+    if (ec || !std::filesystem::is_directory(o.screenshot_dir)) {
+      err << "spindle_loadtest: --screenshot: cannot create folder '" << o.screenshot_dir << "'"
+          << (ec ? ": " + ec.message() : "") << "\n";
+      return 2;
+    }
   }
   // The files report::write_report writes (report.h), and the trace. Each is replaced, so one
   // that is not a regular file would be written into (a device) or block the writer (a FIFO)
@@ -580,14 +623,20 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   const auto start = std::chrono::steady_clock::now();
   for (const SceneDef* scene : scenes) {
     for (std::uint32_t objects : scene_objects(*scene, o)) {
-      std::uint64_t reference = 0;
+      std::uint64_t reference = 0, reference_image = 0;
       bool have_reference = false;
       for (std::uint32_t rep = 0; rep < o.repeats; ++rep) {
         // Modes interleaved within each repeat, so slow drift of the machine hits all alike.
         for (jobs::Mode mode : o.modes) {
           report::Series r;
+          // The first series of each (scene, count) leaves its last frame as a screenshot.
+          std::string shot;
+          if (!o.screenshot_dir.empty() && !have_reference)
+            shot = (std::filesystem::path(o.screenshot_dir) /
+                    (scene->name + "_" + std::to_string(objects) + ".png"))
+                       .string();
           try {
-            r = run_series(*scene, o, mode, objects, rep);
+            r = run_series(*scene, o, mode, objects, rep, shot);
           } catch (const std::exception& e) {
             err << "spindle_loadtest: " << scene->name << " " << jobs::to_string(mode) << " with "
                 << objects << " objects failed: " << e.what() << "\n";
@@ -595,12 +644,14 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
           }
           if (!have_reference) {
             reference = r.world_hash;
+            reference_image = r.image_hash;
             have_reference = true;
-          } else if (r.world_hash != reference) {
+          } else if (r.world_hash != reference || r.image_hash != reference_image) {
             deterministic = false;
             err << "spindle_loadtest: determinism: " << scene->name << " " << r.mode << " with "
-                << objects << " objects ended with world hash " << r.world_hash << ", expected "
-                << reference << "\n";
+                << objects << " objects ended with world hash " << r.world_hash
+                << " and image hash " << r.image_hash << ", expected " << reference << " and "
+                << reference_image << "\n";
           }
           std::vector<double> ms;
           for (const auto& f : r.frames) ms.push_back(f.frame_ms);
@@ -623,7 +674,8 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
 
   print_summary(run, out);
   out << "determinism: "
-      << (deterministic ? "every mode ended with the same world hash" : "FAILED (see above)")
+      << (deterministic ? "every mode ended with the same world hash and the same image"
+                        : "FAILED (see above)")
       << "\n";
 
   if (core::Status s = report::write_report(run, o.out); !s) {

@@ -51,6 +51,9 @@ struct SceneParam {
 struct SceneParams {
   std::uint32_t objects = 1000;
   std::uint64_t seed = 1;
+  // The rendered image's size (the harness's --width/--height).
+  std::uint32_t width = 640;
+  std::uint32_t height = 360;
   std::vector<SceneParam> params{};
   // The value of a declared parameter (asserts that the scene declared it).
   std::int64_t param(std::string_view name) const;
@@ -95,6 +98,8 @@ void register_builtin_scenes();
 void register_physics_scenes();
 // The animation scene (`crowd`; scenes_anim.cpp), called by register_builtin_scenes().
 void register_crowd_scene();
+// The rendering anchor (`cubes`; scenes_cubes.cpp), called by register_builtin_scenes().
+void register_cubes_scene();
 
 }  // namespace spindle::loadtest
 

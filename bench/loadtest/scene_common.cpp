@@ -1,11 +1,11 @@
 #include "scene_common.h"
 
-#include <memory>
+#include <cmath>
+#include <utility>
 #include <vector>
 
 #include <spindle/base/hash.h>
-#include <spindle/gameplay/transform.h>
-#include <spindle/render/draw_list.h>
+#include <spindle/base/result.h>
 
 namespace spindle::loadtest {
 
@@ -13,15 +13,6 @@ float scene_unit(std::uint64_t seed, std::uint64_t index, std::uint64_t salt) {
   const auto mix = [](std::uint64_t z) { return core::mix64(z + 0x9e3779b97f4a7c15ull); };
   return static_cast<float>(mix(seed ^ mix(index * 8 + salt)) >> 40) / static_cast<float>(1 << 24);
 }
-
-namespace {
-struct SceneDraw {
-  std::unique_ptr<render::RenderPrep> prep;
-  std::vector<render::Renderable> objects;
-  render::Camera camera;
-  float radius = 0.5f;
-};
-}  // namespace
 
 render::Camera overview_camera(float side, float height, float distance) {
   render::Camera c;
@@ -35,36 +26,49 @@ render::Camera overview_camera(float side, float height, float distance) {
   return c;
 }
 
-void add_render_prep_stage(core::Engine& engine, std::uint32_t capacity,
-                           const render::Camera& camera, float radius) {
-  SceneDraw& draw = engine.world().set_resource<SceneDraw>();
-  draw.prep = std::make_unique<render::RenderPrep>(capacity, 256, 512);
-  draw.objects.resize(capacity);
-  draw.camera = camera;
-  draw.radius = radius;
-  engine.add_stage({.name = "render_prep",
-                    .phase = render::kRenderPrepPhase,
-                    .access = core::Access{}.read<core::WorldTransform>().write<SceneDraw>(),
-                    .run = [](core::StageContext& ctx) {
-                      SceneDraw& d = *ctx.world().resource<SceneDraw>();
-                      const std::span<const core::WorldTransform> w =
-                          ctx.world().storage<core::WorldTransform>()->data();
-                      const auto count = static_cast<std::uint32_t>(
-                          std::min<std::size_t>(w.size(), d.objects.size()));
-                      ctx.parallel_for(count, [&](std::uint32_t b, std::uint32_t e) {
-                        for (std::uint32_t i = b; i < e; ++i) {
-                          render::Renderable& r = d.objects[i];
-                          r.center = glm::vec3(w[i].matrix[3]);
-                          r.radius = d.radius;
-                          r.material = i % 7;
-                          r.mesh = i % 3;
-                          r.layer = 0;
-                          r.translucent = (i % 16) == 0;
-                        }
-                      });
-                      d.prep->prepare(ctx.jobs(), d.camera, std::span(d.objects.data(), count),
-                                      ctx.split(), ctx.tag());
-                    }});
+render::Renderer& add_scene_renderer(
+    core::Engine& engine, const SceneParams& p, render::Camera camera, std::uint32_t max_draws,
+    std::function<void(core::StageContext&, render::Renderer&)> submit) {
+  render::RenderPluginConfig config;
+  config.renderer.width = static_cast<int>(p.width);
+  config.renderer.height = static_cast<int>(p.height);
+  config.renderer.max_draws = std::max(max_draws, 16u);
+  config.submit = std::move(submit);
+  render::Renderer& r = engine.add_plugin<render::RenderPlugin>(std::move(config)).renderer();
+  camera.aspect = static_cast<float>(p.width) / static_cast<float>(p.height);
+  r.set_camera(camera);
+  r.lights().ambient = glm::vec3(0.2f);
+  r.lights().directional = {.direction = {0.3f, 0.8f, 0.5f}, .color = glm::vec3(0.8f)};
+  engine.world().set_resource<SceneRendering>(SceneRendering{&r});
+  return r;
+}
+
+render::Mesh transformed_mesh(const render::Mesh& mesh, const glm::mat4& m) {
+  std::vector<render::Vertex> v(mesh.vertices().begin(), mesh.vertices().end());
+  const glm::mat3 normals = glm::transpose(glm::inverse(glm::mat3(m)));
+  for (render::Vertex& x : v) {
+    x.position = glm::vec3(m * glm::vec4(x.position, 1.0f));
+    x.normal = glm::normalize(normals * x.normal);
+  }
+  core::Result<render::Mesh> m =
+      render::Mesh::create({.name = mesh.name(), .vertices = v, .indices = mesh.indices()});
+  SPINDLE_ASSERTF(m.ok(), "transformed_mesh: %s", m.status().c_str());
+  return std::move(m.value());
+}
+
+std::vector<render::MaterialId> add_palette(render::Renderer& r, std::uint32_t count) {
+  std::vector<render::MaterialId> ids;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    // Hues around the wheel at full saturation, softened towards white.
+    const float h = 6.0f * static_cast<float>(i) / static_cast<float>(count);
+    const auto ch = [h](float offset) {
+      const float k = std::fmod(offset + h, 6.0f);
+      return 1.0f - std::max(0.0f, std::min({k, 4.0f - k, 1.0f}));
+    };
+    const glm::vec3 c = 0.35f + 0.65f * glm::vec3(ch(5.0f), ch(3.0f), ch(1.0f));
+    ids.push_back(r.add_material({.name = "palette", .color = glm::vec4(c, 1.0f)}).value());
+  }
+  return ids;
 }
 
 }  // namespace spindle::loadtest

@@ -1,16 +1,25 @@
-// Pieces the load-test scenes share: deterministic per-object randomness and the render-prep
-// stage (culling, sort keys and the radix-sorted draw list of every WorldTransform).
+// Pieces the load-test scenes share: deterministic per-object randomness, and rendering: a
+// RenderPlugin at the harness's resolution (--width/--height) with a scene's camera, meshes and a
+// palette of materials, so every scene draws what it simulates through the same render stages.
 //
 // Usage (in a scene's setup):
 //
-//   const float x = scene_unit(p.seed, i, 0) * side;          // same value in every mode
-//   add_render_prep_stage(engine, capacity, camera, 0.5f);      // after the TransformPlugin
+//   const float x = scene_unit(p.seed, i, 0) * side;               // same value in every mode
+//   render::Renderer& r = add_scene_renderer(engine, p, overview_camera(side, 0.6f, 0.9f), n);
+//   const render::MeshId dart = r.add_mesh(render::make_dart(1.0f)).value();
+//   const auto colours = add_palette(r, 7);
+//   world.add<render::MeshInstance>(e, {.mesh = dart, .material = colours[i % 7]});
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <vector>
 
 #include <spindle/engine/engine.h>
 #include <spindle/render/camera.h>
+#include <spindle/render/render_plugin.h>
+
+#include "scene.h"
 
 namespace spindle::loadtest {
 
@@ -21,10 +30,22 @@ float scene_unit(std::uint64_t seed, std::uint64_t index, std::uint64_t salt);
 // field of side `side`.
 render::Camera overview_camera(float side, float height, float distance);
 
-// Adds "render_prep" (render::kRenderPrepPhase, reads WorldTransform): every WorldTransform becomes
-// a renderable sphere of `radius` at its translation, culled against `camera`, keyed and sorted
-// through spindle::render::RenderPrep with the stage's split. At most `capacity` objects.
-void add_render_prep_stage(core::Engine& engine, std::uint32_t capacity,
-                           const render::Camera& camera, float radius);
+// The scene's renderer, as a world resource so the harness can read its image (and hash it).
+struct SceneRendering {
+  render::Renderer* renderer = nullptr;
+};
+
+// Adds the RenderPlugin (entities with WorldTransform + MeshInstance are drawn; `submit` adds
+// draws of things that are not entities) at p.width x p.height, with `camera` (its aspect set to
+// the image's), a sun and a little ambient light, for up to `max_draws` draws a frame.
+render::Renderer& add_scene_renderer(
+    core::Engine& engine, const SceneParams& p, render::Camera camera, std::uint32_t max_draws,
+    std::function<void(core::StageContext&, render::Renderer&)> submit = {});
+
+// `mesh` with its positions transformed by `m` (normals by its inverse transpose, renormalised).
+render::Mesh transformed_mesh(const render::Mesh& mesh, const glm::mat4& m);
+
+// `count` Gouraud materials of distinct, evenly spread hues.
+std::vector<render::MaterialId> add_palette(render::Renderer& r, std::uint32_t count);
 
 }  // namespace spindle::loadtest

@@ -10,7 +10,9 @@
 #include <spindle/gameplay/transform.h>
 #include <spindle/physics/physics.h>
 #include <spindle/physics/swarm.h>
-#include <spindle/render/draw_list.h>
+#include <glm/gtc/matrix_transform.hpp>
+
+#include <spindle/render/render_plugin.h>
 
 #include "scene.h"
 #include "scene_common.h"
@@ -144,6 +146,13 @@ void setup_boids(core::Engine& engine, const SceneParams& p) {
   camera.aspect = 4.0f / 3.0f;
   camera.near_plane = 0.1f;
   camera.far_plane = grid.side * 3.0f;
+  // Each boid is a dart in the XY plane pointing along its heading (+X before rotation).
+  render::Renderer& r = add_scene_renderer(engine, p, camera, n);
+  const render::MeshId dart =
+      r.add_mesh(transformed_mesh(render::make_dart(0.9f),
+                                  glm::rotate(glm::mat4(1.0f), 1.5707964f, glm::vec3(1, 0, 0))))
+          .value();
+  const std::vector<render::MaterialId> colours = add_palette(r, 7);
 
   for (std::uint32_t i = 0; i < n; ++i) {
     const core::Entity e = world.create();
@@ -153,6 +162,7 @@ void setup_boids(core::Engine& engine, const SceneParams& p) {
                  glm::vec2(std::cos(angle), std::sin(angle))});
     world.add<core::Transform>(e);
     world.add<core::WorldTransform>(e);
+    world.add<render::MeshInstance>(e, {.mesh = dart, .material = colours[i % colours.size()]});
   }
 
   engine.add_stage(
@@ -226,7 +236,6 @@ void setup_boids(core::Engine& engine, const SceneParams& p) {
                       s.centroid = glm::vec2(total) * inv;
                       s.mean_speed = total.z * inv;
                     }});
-  add_render_prep_stage(engine, n, camera, 0.5f);
 }
 
 // --- swarm -------------------------------------------------------------------------------------
@@ -294,6 +303,36 @@ void setup_swarm(core::Engine& engine, const SceneParams& p) {
     }
     world.add<SwarmAgent>(e, SwarmAgent{pos, glm::vec2(0.0f), group});
   }
+
+  // Each agent is a cube as wide as its circle, coloured by its group, drawn from the agents
+  // themselves (they are not transforms).
+  render::Camera camera;
+  camera.position = glm::vec3(state.side * 0.5f, -0.15f * state.side, 0.95f * state.side);
+  camera.target = glm::vec3(state.side * 0.5f, state.side * 0.45f, 0.0f);
+  camera.up = glm::vec3(0, 0, 1);
+  camera.near_plane = 0.1f;
+  camera.far_plane = state.side * 3.0f;
+  struct SwarmLook {
+    render::MeshId cube = 0;
+    std::vector<render::MaterialId> colours;
+  };
+  auto look = std::make_shared<SwarmLook>();
+  render::Renderer& r = add_scene_renderer(
+      engine, p, camera, n, [look](core::StageContext& ctx, render::Renderer& rr) {
+        const std::span<const SwarmAgent> a = ctx.world().storage<SwarmAgent>()->data();
+        const std::span<render::DrawCommand> draws =
+            rr.append_draws(static_cast<std::uint32_t>(a.size()));
+        ctx.parallel_for(static_cast<std::uint32_t>(draws.size()),
+                         [&](std::uint32_t b, std::uint32_t e) {
+                           for (std::uint32_t i = b; i < e; ++i)
+                             draws[i] = {.mesh = look->cube,
+                                         .material = look->colours[a[i].group],
+                                         .model = glm::translate(glm::mat4(1.0f),
+                                                                 glm::vec3(a[i].pos, 0.35f))};
+                         });
+      });
+  look->cube = r.add_mesh(render::make_cube(2.0f * kSwarmAgentRadius)).value();
+  look->colours = add_palette(r, kSwarmGroups);
 
   engine.add_stage({.name = "swarm_index",
                     .phase = physics::kPhysicsPhase,
@@ -406,6 +445,42 @@ void setup_imbalanced(core::Engine& engine, const SceneParams& p) {
     world.add<WorkC>(e, WorkC{v});
     world.add<WorkD>(e, WorkD{v});
   }
+  // Each object is a cube on a grid, turned by its four work values (so the picture changes as
+  // they do), coloured by the stage cost of its quarter.
+  const auto per_row = static_cast<std::uint32_t>(std::ceil(std::sqrt(std::max(1.0f, static_cast<float>(p.objects)))));
+  const float side = 1.5f * static_cast<float>(per_row);
+  struct WorkLook {
+    render::MeshId cube = 0;
+    std::vector<render::MaterialId> colours;
+    std::uint32_t per_row = 1;
+  };
+  auto look = std::make_shared<WorkLook>();
+  look->per_row = per_row;
+  render::Renderer& r = add_scene_renderer(
+      engine, p, overview_camera(side, 0.7f, 0.6f), p.objects,
+      [look](core::StageContext& ctx, render::Renderer& rr) {
+        core::World& w = ctx.world();
+        const std::span<const WorkA> a = w.storage<WorkA>()->data();
+        const std::span<const WorkB> b = w.storage<WorkB>()->data();
+        const std::span<const WorkC> c = w.storage<WorkC>()->data();
+        const std::span<const WorkD> d = w.storage<WorkD>()->data();
+        const auto n = static_cast<std::uint32_t>(a.size());
+        const std::span<render::DrawCommand> draws = rr.append_draws(n);
+        const float half = 0.75f * static_cast<float>(look->per_row);
+        ctx.parallel_for(static_cast<std::uint32_t>(draws.size()), [&](std::uint32_t lo, std::uint32_t hi) {
+          for (std::uint32_t i = lo; i < hi; ++i) {
+            const glm::vec3 at(1.5f * static_cast<float>(i % look->per_row) - half, 0.5f,
+                               1.5f * static_cast<float>(i / look->per_row) - half);
+            const float turn = a[i].v + b[i].v + c[i].v + d[i].v;
+            draws[i] = {.mesh = look->cube,
+                        .material = look->colours[4 * i / std::max(n, 1u)],
+                        .model = glm::rotate(glm::translate(glm::mat4(1.0f), at), turn,
+                                             glm::vec3(0.3f, 1.0f, 0.2f))};
+          }
+        });
+      });
+  look->cube = r.add_mesh(render::make_cube(1.0f)).value();
+  look->colours = add_palette(r, 4);
   engine.add_stage({.name = "serial",
                     .phase = physics::kPhysicsPhase,
                     .access = core::Access{}.write<WorkA>(),
@@ -471,6 +546,7 @@ void register_builtin_scenes() {
        .setup = setup_imbalanced});
   register_physics_scenes();
   register_crowd_scene();
+  register_cubes_scene();
 }
 
 }  // namespace spindle::loadtest

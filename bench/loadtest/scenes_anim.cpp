@@ -9,12 +9,14 @@
 //        batches), transforms and render prep. Flags: --joints (default 50), --vertices
 //        (default 2,000), --kinds (default 4), --quantized 1 (16-bit clip keys).
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <spindle/anim/animation_plugin.h>
 #include <spindle/anim/procedural.h>
 #include <spindle/gameplay/transform.h>
+#include <spindle/render/render_plugin.h>
 
 #include "scene.h"
 #include "scene_common.h"
@@ -30,6 +32,50 @@ struct Mood {
   float rate = 0.0f;
 };
 
+// Which render mesh draws a character (its kind's).
+struct CrowdMember {
+  render::MeshId look = 0;
+};
+
+struct CrowdLook {
+  render::Renderer* renderer = nullptr;
+  render::MaterialId material = 0;
+  std::vector<render::VertexOverride> overrides;  // per character, this frame's skinned streams
+};
+
+// The generator's skin is points on the limbs' capsules in order along the body: consecutive
+// triples become triangles (drawn from both sides), so the skinned body is what is drawn.
+render::Mesh skin_look(const anim::SkinnedMesh& m, int kind) {
+  std::vector<render::Vertex> v(m.vertex_count());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    v[i].position = {m.px[i], m.py[i], m.pz[i]};
+    v[i].normal = {m.nx[i], m.ny[i], m.nz[i]};
+  }
+  std::vector<std::uint32_t> idx;
+  for (std::uint32_t i = 0; i + 2 < v.size(); i += 3) idx.insert(idx.end(), {i, i + 1, i + 2});
+  if (idx.empty()) idx = {0, 0, 0};
+  core::Result<render::Mesh> mesh = render::Mesh::create(
+      {.name = "crowd kind " + std::to_string(kind), .vertices = v, .indices = idx});
+  SPINDLE_ASSERT(mesh.ok(), "crowd: the generator's skin is a valid mesh");
+  return std::move(mesh.value());
+}
+
+// One draw per skinned character, with its skinned positions and normals.
+void submit_characters(core::StageContext& ctx, render::Renderer& r,
+                       const anim::Animation& animation, CrowdLook& look) {
+  const auto query = ctx.world().query<const core::WorldTransform, const CrowdMember>();
+  std::uint32_t k = 0;
+  query.each([&](core::Entity e, const core::WorldTransform& w, const CrowdMember& member) {
+    const anim::CharacterView view = animation.view(e);
+    if (!view.valid || view.positions.empty() || k >= look.overrides.size()) return;
+    render::VertexOverride& o = look.overrides[k++];
+    o = {view.positions.x.data(), view.positions.y.data(), view.positions.z.data()};
+    if (!view.normals.empty())
+      o.nx = view.normals.x.data(), o.ny = view.normals.y.data(), o.nz = view.normals.z.data();
+    r.submit({.mesh = member.look, .material = look.material, .model = w.matrix, .vertices = &o});
+  });
+}
+
 void setup_crowd(core::Engine& engine, const SceneParams& p) {
   const int joints = static_cast<int>(p.param("joints"));
   const int vertices = static_cast<int>(p.param("vertices"));
@@ -42,8 +88,19 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
     anim::SkeletonId skeleton;
     anim::ClipId walk, idle;
     anim::MeshId mesh;
+    render::MeshId look = 0;  // the same vertices with triangles, for the renderer
   };
   std::vector<Kind> kind(static_cast<std::size_t>(kinds));
+  const auto side =
+      static_cast<std::uint32_t>(std::ceil(std::sqrt(static_cast<double>(p.objects))));
+  const float spacing = 1.5f;
+  auto look = std::make_shared<CrowdLook>();
+  look->renderer = &add_scene_renderer(
+      engine, p, overview_camera(static_cast<float>(side) * spacing, 0.5f, 1.0f), p.objects,
+      [look, &animation](core::StageContext& ctx, render::Renderer& r) {
+        submit_characters(ctx, r, animation, *look);
+      });
+  look->material = look->renderer->add_material({.name = "skin", .color = {0.85f, 0.7f, 0.55f, 1.0f}, .cull_back = false}).value();
   for (int k = 0; k < kinds; ++k) {
     const float u = scene_unit(p.seed, static_cast<std::uint64_t>(k), 100);
     core::Result<anim::Character> made =
@@ -61,15 +118,15 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
       c.walk = c.walk.quantized().value();
       c.idle = c.idle.quantized().value();
     }
+    out.look = look->renderer->add_mesh(skin_look(c.mesh, k)).value();
     out.walk = animation.add_clip(std::move(c.walk), out.skeleton).value();
     out.idle = animation.add_clip(std::move(c.idle), out.skeleton).value();
     out.mesh = animation.add_mesh(std::move(c.mesh), out.skeleton).value();
   }
 
   core::World& world = engine.world();
-  const auto side =
-      static_cast<std::uint32_t>(std::ceil(std::sqrt(static_cast<double>(p.objects))));
-  const float spacing = 1.5f;
+  world.register_component<CrowdMember>("crowd_member");
+  look->overrides.resize(p.objects);
   for (std::uint32_t i = 0; i < p.objects; ++i) {
     const Kind& k = kind[i % kind.size()];
     const float u = scene_unit(p.seed, i, 0), v = scene_unit(p.seed, i, 1);
@@ -88,6 +145,7 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
         e, core::Transform::from(glm::vec3(x, 0.0f, z),
                                  glm::angleAxis(6.2831853f * u, glm::vec3(0, 1, 0))));
     world.add<core::WorldTransform>(e);
+    world.add<CrowdMember>(e, CrowdMember{k.look});
   }
 
   // Gameplay: each character drifts between walking and idling; the two weights always sum to 1.
@@ -100,8 +158,6 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
         player.layers[1].weight = 1.0f - walk;
       },
       core::Phase::Gameplay);
-  add_render_prep_stage(engine, p.objects + 16,
-                        overview_camera(static_cast<float>(side) * spacing, 0.5f, 1.0f), 1.0f);
 }
 
 }  // namespace

@@ -16,9 +16,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include <glm/gtc/matrix_transform.hpp>
+
 #include <spindle/anim/animation_plugin.h>
 #include <spindle/gameplay/transform.h>
 #include <spindle/physics/physics.h>
+#include <spindle/render/render_plugin.h>
 
 #include "scene.h"
 #include "scene_common.h"
@@ -50,6 +53,7 @@ struct SpawnState {
   std::uint32_t next_serial = 0;  // serials below next_serial - N are expired
   float side = 16;
   ShapeId shapes[8];
+  render::MeshInstance looks[8];  // how a body of each shape is drawn
 };
 
 constexpr std::uint32_t kSpawnLifetimeSteps = 60;
@@ -67,13 +71,14 @@ void spawn_body(core::CommandBuffer* cmd, core::World* world, const SpawnState& 
   const core::Transform t = core::Transform::from(glm::vec3(x, y, z), rot);
   const RigidBody body = RigidBody::dynamic(s.shapes[shape], 1.0f + static_cast<float>(shape));
   if (cmd != nullptr) {
-    cmd->spawn(t, core::WorldTransform{}, body, Spawned{serial});
+    cmd->spawn(t, core::WorldTransform{}, body, Spawned{serial}, s.looks[shape]);
   } else {
     const core::Entity e = world->create();
     world->add<core::Transform>(e, t);
     world->add<core::WorldTransform>(e);
     world->add<RigidBody>(e, body);
     world->add<Spawned>(e, Spawned{serial});
+    world->add<render::MeshInstance>(e, s.looks[shape]);
   }
 }
 
@@ -101,6 +106,23 @@ void setup_spawn(core::Engine& engine, const SceneParams& p) {
   s.shapes[5] = must(physics.create_shape(ShapeDesc::capsule(0.3f, 0.8f)));
   s.shapes[6] = must(physics.create_shape(ShapeDesc::cylinder(0.25f, 0.5f)));
   s.shapes[7] = must(physics.create_shape(ShapeDesc::cylinder(0.4f, 0.6f)));
+  // What each shape looks like: boxes as boxes, spheres as spheres, capsules as stretched
+  // spheres, cylinders as boxes of their size.
+  render::Renderer& r = add_scene_renderer(engine, p, overview_camera(side, 0.6f, 0.9f),
+                                           n + 2 * s.per_step + 16);
+  const std::vector<render::MaterialId> colours = add_palette(r, 8);
+  const auto box = [](glm::vec3 half) {
+    return transformed_mesh(render::make_cube(1.0f), glm::scale(glm::mat4(1.0f), 2.0f * half));
+  };
+  const auto ball = [](glm::vec3 radii) {
+    return transformed_mesh(render::make_sphere(1.0f, 6, 8), glm::scale(glm::mat4(1.0f), radii));
+  };
+  const render::Mesh looks[8] = {box({0.25f, 0.25f, 0.25f}), box({0.5f, 0.3f, 0.4f}),
+                                 ball(glm::vec3(0.25f)),      ball(glm::vec3(0.45f)),
+                                 ball({0.2f, 0.45f, 0.2f}),   ball({0.3f, 0.7f, 0.3f}),
+                                 box({0.25f, 0.25f, 0.25f}),  box({0.4f, 0.3f, 0.4f})};
+  for (std::uint32_t k = 0; k < 8; ++k)
+    s.looks[k] = {.mesh = r.add_mesh(looks[k]).value(), .material = colours[k]};
 
   const core::Entity ground = world.create();
   world.add<core::Transform>(ground);
@@ -127,7 +149,6 @@ void setup_spawn(core::Engine& engine, const SceneParams& p) {
         if (sp.serial + st.target < st.next_serial) ctx.commands().destroy(e);
       },
       core::Phase::Gameplay, {"spawner"}, core::Access{}.read<SpawnState>());
-  add_render_prep_stage(engine, n + 2 * s.per_step + 16, overview_camera(side, 0.6f, 0.9f), 0.5f);
 }
 
 std::vector<report::Reference> thesis_reference() {
@@ -176,6 +197,9 @@ void setup_boxes(core::Engine& engine, const SceneParams& p, std::uint32_t regio
   world.register_component<Kick>("kick");
 
   const ShapeId box = must(physics.create_shape(ShapeDesc::box({0.4f, 0.4f, 0.4f})));
+  render::Renderer& r = add_scene_renderer(engine, p, overview_camera(side, 0.6f, 0.9f), n + 16);
+  const render::MeshId cube = r.add_mesh(render::make_cube(0.8f)).value();
+  const std::vector<render::MaterialId> colours = add_palette(r, 6);
   const ShapeId wall = must(physics.create_shape(ShapeDesc::box({side * 0.5f + 1, 2, 0.5f})));
   const auto fixed_body = [&](glm::vec3 at, glm::quat rot, ShapeId shape) {
     const core::Entity e = world.create();
@@ -206,6 +230,7 @@ void setup_boxes(core::Engine& engine, const SceneParams& p, std::uint32_t regio
     body.flags = RigidBody::kNeverSleep;
     world.add<RigidBody>(e, body);
     world.add<Kick>(e, Kick{static_cast<std::uint32_t>(scene_unit(p.seed, i, 2) * kKickPeriod)});
+    world.add<render::MeshInstance>(e, {.mesh = cube, .material = colours[i % colours.size()]});
   }
   engine.add_system<const Kick, RigidBody>(
       "kick",
@@ -246,7 +271,6 @@ void setup_boxes(core::Engine& engine, const SceneParams& p, std::uint32_t regio
                                          }
                                        });
                     }});
-  add_render_prep_stage(engine, n + 16, overview_camera(side, 0.6f, 0.9f), 0.6f);
 }
 
 }  // namespace

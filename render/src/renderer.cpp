@@ -1,1 +1,679 @@
-// placeholder: filled in by the rendering work (issue 13)
+#include "spindle/render/renderer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "spindle/algorithms/chunks.h"
+#include "spindle/base/log.h"
+#include "spindle/render/debug_draw.h"
+#include "spindle/render/draw_list.h"
+#include "spindle/render/font.h"
+#include "spindle/render/raster.h"
+
+namespace spindle::render {
+
+namespace {
+
+using raster::ClipVertex;
+using raster::DrawState;
+using raster::Triangle;
+
+constexpr int kTile = raster::kTileSize;
+
+// One batch of sorted draws: its set-up triangles in draw order and, per tile, the indices of
+// those touching it (a counting sort after setup, so there is no shared counter).
+struct Batch {
+  std::vector<Triangle> triangles;
+  std::vector<std::uint32_t> entries;
+  std::vector<std::uint32_t> tile_offsets;  // tiles + 1: entries of tile t in [off[t], off[t+1])
+  std::uint32_t triangle_count = 0;
+  std::uint32_t entry_count = 0;
+  std::uint64_t triangles_in = 0;
+  std::uint32_t invalid = 0;
+  bool overflow = false;  // triangles or entries did not fit: grown and redone serially
+
+  void clear() {
+    triangle_count = 0;
+    entry_count = 0;
+    triangles_in = 0;
+    invalid = 0;
+    overflow = false;
+  }
+  bool push(const Triangle& t) {
+    if (triangle_count == triangles.size()) {
+      overflow = true;
+      return false;
+    }
+    triangles[triangle_count++] = t;
+    return true;
+  }
+};
+
+// Lit colour of one vertex: material x vertex colour x (ambient + lights), alpha from them.
+struct Lighting {
+  glm::vec3 ambient{0.0f};
+  glm::vec3 dir{0.0f};
+  glm::vec3 dir_color{0.0f};
+  PointLight points[kMaxPointLights];
+  int point_count = 0;
+
+  glm::vec3 light(glm::vec3 p, glm::vec3 n) const {
+    glm::vec3 sum = ambient + dir_color * std::max(glm::dot(n, dir), 0.0f);
+    for (int i = 0; i < point_count; ++i) {
+      const glm::vec3 to = points[i].position - p;
+      const float d = glm::length(to);
+      if (!(d < points[i].range) || d <= 0.0f) continue;
+      const float f = 1.0f - d / points[i].range;
+      sum += points[i].color * (f * f) * std::max(glm::dot(n, to / d), 0.0f);
+    }
+    return sum;
+  }
+};
+
+}  // namespace
+
+struct Renderer::Impl {
+  RendererConfig config;
+  raster::Viewport viewport;
+  int tiles_x = 0;
+  int tiles_y = 0;
+  int tile_count = 0;
+
+  std::vector<Mesh> meshes;
+  std::vector<std::unique_ptr<Texture>> textures;  // stable addresses: states point at views
+  std::vector<Material> materials;
+  std::vector<DrawState> states;  // per material, then the debug states
+  std::uint32_t max_mesh_vertices = 0;
+
+  Camera camera;
+  Lights lights;
+  DebugDraw debug;
+  std::unique_ptr<Texture> font;
+
+  std::vector<DrawCommand> draws;
+  std::uint32_t draw_count = 0;
+  std::vector<Renderable> renderables;
+  std::vector<std::uint32_t> chunk_invalid;
+  RenderPrep prep;
+
+  std::vector<Batch> batches;
+  std::uint32_t batch_count = 0;  // used this frame
+  std::vector<std::vector<ClipVertex>> batch_vertices;  // per batch: one draw's vertices
+  std::vector<std::uint64_t> draw_triangles;            // prefix sums over the sorted list
+  Batch debug_batch;
+  std::vector<ClipVertex> debug_world, debug_screen, debug_text;
+
+  Image color;
+  std::vector<float> depth;
+  std::vector<std::uint64_t> tile_pixels;
+  // OrderingTable: per tile, its references (far-first bucket << 48 | batch << 32 | triangle)
+  // and their sorted copy; ot_tile_base is the prefix sum of the tiles' entry counts.
+  std::vector<std::uint64_t> ot_refs;
+  std::vector<std::uint32_t> ot_tile_base;
+
+  Stats stats;
+  bool logged_grow = false, logged_invalid = false, logged_refused = false;
+
+  explicit Impl(const RendererConfig& c)
+      : config(c),
+        debug(c.debug_lines, c.debug_chars),
+        prep(std::max(c.max_draws, 1u), 256, 256) {
+    SPINDLE_ASSERTF(c.width > 0 && c.height > 0 && c.width <= raster::kMaxViewportSide &&
+                        c.height <= raster::kMaxViewportSide,
+                    "renderer: %dx%d is not a viewport size (1 to %d per side)", c.width,
+                    c.height, raster::kMaxViewportSide);
+    config.max_batches = std::max(config.max_batches, 1u);
+    config.triangles_per_batch = std::max(config.triangles_per_batch, 64u);
+    config.ordering_buckets = std::clamp(config.ordering_buckets, 2u, 65536u);
+    viewport = {c.width, c.height};
+    tiles_x = (c.width + kTile - 1) / kTile;
+    tiles_y = (c.height + kTile - 1) / kTile;
+    tile_count = tiles_x * tiles_y;
+    draws.resize(std::max(c.max_draws, 1u));
+    renderables.resize(draws.size());
+    chunk_invalid.resize(256);
+    batches.resize(config.max_batches);
+    batch_vertices.resize(config.max_batches);
+    for (Batch& b : batches) size_batch(b, config.triangles_per_batch);
+    draw_triangles.resize(draws.size() + 1);
+    color = Image(c.width, c.height, 0, (c.width + 3) & ~3);
+    depth.assign(static_cast<std::size_t>(color.stride()) * c.height, 1.0f);
+    tile_pixels.resize(tile_count);
+    ot_tile_base.resize(tile_count + 1);
+    if (ordering_table()) ot_refs.resize(4 * static_cast<std::size_t>(config.triangles_per_batch));
+
+    // The font's atlas is a texture like any other; text quads sample it texel for texel.
+    auto font_texture =
+        Texture::create(font_atlas(), {.name = "debug font", .mipmaps = false,
+                                       .filter = Filter::Nearest});
+    SPINDLE_ASSERTF(font_texture.ok(), "renderer: the built-in font: %s",
+                    font_texture.status().c_str());
+    font = std::make_unique<Texture>(std::move(font_texture.value()));
+    const std::uint32_t debug_tris = debug.max_triangles();
+    debug_world.resize(3 * static_cast<std::size_t>(debug_tris));
+    debug_screen.resize(3 * static_cast<std::size_t>(debug_tris));
+    debug_text.resize(3 * static_cast<std::size_t>(debug_tris));
+    size_batch(debug_batch, 3 * debug_tris + 64);
+    rebuild_states();
+  }
+
+  void size_batch(Batch& b, std::size_t triangles) {
+    b.triangles.resize(triangles);
+    b.entries.resize(triangles * 2);
+    b.tile_offsets.resize(tile_count + 1);
+  }
+
+  bool ordering_table() const { return config.path == RenderPath::OrderingTable; }
+
+  DrawState state_for(const Material& m) const {
+    DrawState s;
+    s.texture = m.texture == kNoTexture ? nullptr : &textures[m.texture]->view();
+    s.cull = m.cull_back ? raster::CullMode::Back : raster::CullMode::None;
+    s.blend = m.translucent ? raster::BlendMode::Alpha : raster::BlendMode::Opaque;
+    s.flat = m.shading == Shading::Flat;
+    s.depth_test = !ordering_table();
+    s.depth_write = !ordering_table() && !m.translucent;
+    s.perspective = !ordering_table();
+    return s;
+  }
+
+  // Debug states follow the materials: world lines, screen shapes, text.
+  std::uint32_t debug_state(int which) const {
+    return static_cast<std::uint32_t>(materials.size()) + static_cast<std::uint32_t>(which);
+  }
+
+  void rebuild_states() {
+    states.clear();
+    for (const Material& m : materials) states.push_back(state_for(m));
+    DrawState world{};
+    world.cull = raster::CullMode::None;
+    world.depth_test = !ordering_table();
+    world.depth_write = false;
+    world.perspective = !ordering_table();
+    DrawState screen = world;
+    screen.depth_test = false;
+    DrawState text = screen;
+    text.texture = &font->view();
+    text.blend = raster::BlendMode::Alpha;
+    states.push_back(world);
+    states.push_back(screen);
+    states.push_back(text);
+  }
+
+  Lighting lighting() const {
+    Lighting l;
+    l.ambient = lights.ambient;
+    const float len = glm::length(lights.directional.direction);
+    l.dir = len > 0.0f ? lights.directional.direction / len : glm::vec3(0.0f);
+    l.dir_color = lights.directional.color;
+    l.point_count = std::clamp(lights.point_count, 0, kMaxPointLights);
+    for (int i = 0; i < l.point_count; ++i) l.points[i] = lights.points[i];
+    return l;
+  }
+
+  bool valid(const DrawCommand& d) const {
+    return d.mesh < meshes.size() && d.material < materials.size();
+  }
+
+  // --- geometry ---------------------------------------------------------------------------------
+
+  void emit(Batch& b, const ClipVertex& v0, const ClipVertex& v1, const ClipVertex& v2,
+            const DrawState& state, std::uint32_t state_index) {
+    Triangle t;
+    if (!raster::setup_triangle(v0, v1, v2, viewport, state, t)) return;
+    t.state = state_index;
+    b.push(t);
+  }
+
+  void emit_clipped(Batch& b, const ClipVertex& v0, const ClipVertex& v1, const ClipVertex& v2,
+                    const DrawState& state, std::uint32_t state_index) {
+    switch (raster::classify(v0, v1, v2)) {
+      case raster::ClipClass::Outside:
+        return;
+      case raster::ClipClass::Inside:
+        emit(b, v0, v1, v2, state, state_index);
+        return;
+      case raster::ClipClass::Clip: {
+        ClipVertex out[3 * raster::kMaxClippedTriangles];
+        const int n = raster::clip_triangle(v0, v1, v2, out);
+        for (int k = 0; k < n; ++k)
+          emit(b, out[3 * k], out[3 * k + 1], out[3 * k + 2], state, state_index);
+        return;
+      }
+    }
+  }
+
+  // Transforms, lights, clips and sets up the draws [begin, end) of the sorted list into `b`.
+  void run_batch(Batch& b, std::vector<ClipVertex>& verts, std::size_t begin, std::size_t end,
+                 const glm::mat4& view_proj, const Lighting& light) {
+    b.clear();
+    const std::span<const DrawItem> list = prep.draw_list();
+    for (std::size_t k = begin; k < end && !b.overflow; ++k) {
+      const DrawCommand& d = draws[list[k].object];
+      if (!valid(d)) {
+        ++b.invalid;
+        continue;
+      }
+      const Mesh& mesh = meshes[d.mesh];
+      const Material& mat = materials[d.material];
+      const DrawState& state = states[d.material];
+      const glm::mat4 mvp = view_proj * d.model;
+      const glm::mat3 normal_matrix(d.model);
+      const std::span<const Vertex> in = mesh.vertices();
+      const VertexOverride* over = d.vertices;
+      for (std::size_t i = 0; i < in.size(); ++i) {
+        const Vertex& v = in[i];
+        glm::vec3 p = v.position, n = v.normal;
+        if (over != nullptr) {
+          p = {over->px[i], over->py[i], over->pz[i]};
+          if (over->nx != nullptr) n = {over->nx[i], over->ny[i], over->nz[i]};
+        }
+        ClipVertex& out = verts[i];
+        out.position = mvp * glm::vec4(p, 1.0f);
+        out.uv = v.uv;
+        glm::vec4 c = v.color * mat.color;
+        if (mat.shading != Shading::Unlit) {
+          glm::vec3 wn = normal_matrix * n;
+          const float len = glm::length(wn);
+          wn = len > 0.0f ? wn / len : wn;
+          const glm::vec3 wp = glm::vec3(d.model * glm::vec4(p, 1.0f));
+          c = glm::vec4(glm::vec3(c) * light.light(wp, wn), c.a);
+        }
+        out.color = c;
+      }
+      const std::span<const std::uint32_t> idx = mesh.indices();
+      b.triangles_in += idx.size() / 3;
+      for (std::size_t t = 0; t + 2 < idx.size(); t += 3)
+        emit_clipped(b, verts[idx[t]], verts[idx[t + 1]], verts[idx[t + 2]], state, d.material);
+    }
+    bin(b);
+  }
+
+  // Counting sort of the batch's triangles by tile: counts, offsets, then the indices.
+  void bin(Batch& b) {
+    if (b.overflow) return;
+    std::uint32_t* off = b.tile_offsets.data();
+    std::fill(off, off + tile_count + 1, 0u);
+    std::size_t total = 0;
+    for (std::uint32_t i = 0; i < b.triangle_count; ++i) {
+      const raster::TileRect r = raster::tile_bounds(b.triangles[i]);
+      for (int ty = r.y0; ty <= r.y1; ++ty)
+        for (int tx = r.x0; tx <= r.x1; ++tx) ++off[ty * tiles_x + tx + 1];
+      total += static_cast<std::size_t>(r.x1 - r.x0 + 1) * static_cast<std::size_t>(r.y1 - r.y0 + 1);
+    }
+    if (total > b.entries.size()) {
+      b.overflow = true;
+      b.entry_count = static_cast<std::uint32_t>(std::min<std::size_t>(total, 0xffffffffu));
+      return;
+    }
+    for (int t = 0; t < tile_count; ++t) off[t + 1] += off[t];
+    // Fill with a running cursor per tile, borrowed from the offsets (restored after).
+    for (std::uint32_t i = 0; i < b.triangle_count; ++i) {
+      const raster::TileRect r = raster::tile_bounds(b.triangles[i]);
+      for (int ty = r.y0; ty <= r.y1; ++ty)
+        for (int tx = r.x0; tx <= r.x1; ++tx) b.entries[off[ty * tiles_x + tx]++] = i;
+    }
+    for (int t = tile_count; t > 0; --t) off[t] = off[t - 1];
+    off[0] = 0;
+    b.entry_count = static_cast<std::uint32_t>(total);
+  }
+
+  void grow(Batch& b, std::size_t needed_entries) {
+    const std::size_t tris = b.overflow && b.triangle_count == b.triangles.size()
+                                 ? b.triangles.size() * 2
+                                 : b.triangles.size();
+    b.triangles.resize(tris);
+    b.entries.resize(std::max({b.entries.size(), tris * 2, needed_entries}));
+    ++stats.grows;
+    if (!logged_grow) {
+      logged_grow = true;
+      SPINDLE_LOG_INFO(Render,
+                       "renderer: a geometry batch grew to %zu triangles and %zu bin entries "
+                       "(RendererConfig::triangles_per_batch is %u); logged once, counted in "
+                       "Stats::grows",
+                       b.triangles.size(), b.entries.size(), config.triangles_per_batch);
+    }
+  }
+
+  void emit_debug(const glm::mat4& view_proj) {
+    Batch& b = debug_batch;
+    b.clear();
+    const DebugTriangles n = debug.emit(view_proj, viewport, debug_world, debug_screen, debug_text);
+    const auto group = [&](const std::vector<ClipVertex>& v, std::uint32_t count, int which) {
+      const std::uint32_t index = debug_state(which);
+      const DrawState& s = states[index];
+      for (std::uint32_t t = 0; t < count; ++t)
+        emit_clipped(b, v[3 * t], v[3 * t + 1], v[3 * t + 2], s, index);
+    };
+    group(debug_world, n.world, 0);
+    group(debug_screen, n.screen, 1);
+    group(debug_text, n.text, 2);
+    bin(b);
+    while (b.overflow) {  // the debug batch is sized for everything debug() can hold
+      grow(b, b.entry_count);
+      b.clear();
+      group(debug_world, n.world, 0);
+      group(debug_screen, n.screen, 1);
+      group(debug_text, n.text, 2);
+      bin(b);
+    }
+  }
+
+  // --- raster -----------------------------------------------------------------------------------
+
+  raster::TileTarget tile_target(int t) {
+    const int tx = t % tiles_x, ty = t / tiles_x;
+    raster::TileTarget tile;
+    tile.color = color.data();
+    tile.depth = depth.data();
+    tile.stride = color.stride();
+    tile.x0 = tx * kTile;
+    tile.y0 = ty * kTile;
+    tile.x1 = std::min(tile.x0 + kTile, config.width);
+    tile.y1 = std::min(tile.y0 + kTile, config.height);
+    return tile;
+  }
+
+  void draw_bins(const Batch& b, int t, const raster::TileTarget& tile) {
+    const std::uint32_t* e = b.entries.data();
+    for (std::uint32_t k = b.tile_offsets[t]; k < b.tile_offsets[t + 1]; ++k) {
+      const Triangle& tri = b.triangles[e[k]];
+      raster::rasterize_triangle(tri, states[tri.state], tile);
+    }
+  }
+
+  std::uint32_t bucket(const Triangle& t) const {
+    const float d = std::clamp(t.sort_depth, 0.0f, 1.0f);
+    return static_cast<std::uint32_t>(d * static_cast<float>(config.ordering_buckets - 1));
+  }
+
+  void raster_tile(int t) {
+    raster::take_pixel_count();
+    const raster::TileTarget tile = tile_target(t);
+    const glm::vec4 c = glm::clamp(config.clear_color, 0.0f, 1.0f);
+    const auto byte = [](float v) { return static_cast<std::uint32_t>(v * 255.0f + 0.5f); };
+    raster::clear_tile(tile, rgba(byte(c.r), byte(c.g), byte(c.b), byte(c.a)), 1.0f);
+    if (!ordering_table()) {
+      for (std::uint32_t k = 0; k < batch_count; ++k) draw_bins(batches[k], t, tile);
+    } else {
+      // The ordering table: this tile's triangles bucketed by depth, drawn farthest first;
+      // equal buckets keep draw order (a stable counting sort over a fixed bucket count).
+      // Tile t's scratch is [2 base[t], 2 base[t + 1]): its references, then the sort's copy.
+      const std::uint32_t n = ot_tile_base[t + 1] - ot_tile_base[t];
+      std::uint64_t* refs = ot_refs.data() + 2 * static_cast<std::size_t>(ot_tile_base[t]);
+      std::uint64_t* sorted = refs + n;
+      std::uint32_t m = 0;
+      for (std::uint32_t k = 0; k < batch_count; ++k) {
+        const Batch& b = batches[k];
+        for (std::uint32_t e = b.tile_offsets[t]; e < b.tile_offsets[t + 1]; ++e) {
+          const std::uint32_t i = b.entries[e];
+          const std::uint64_t far_first = config.ordering_buckets - 1 - bucket(b.triangles[i]);
+          refs[m++] = far_first << 48 | std::uint64_t{k} << 32 | i;
+        }
+      }
+      SPINDLE_ASSERT(m == n, "ordering table: every binned triangle of the tile is sorted");
+      // Radix over the 16 bucket bits in two byte passes keeps equal keys in draw order.
+      std::uint32_t count[256];
+      std::uint64_t* from = refs;
+      std::uint64_t* to = sorted;
+      for (int shift = 48; shift < 64; shift += 8) {
+        std::fill(count, count + 256, 0u);
+        for (std::uint32_t k = 0; k < m; ++k) ++count[(from[k] >> shift) & 0xff];
+        std::uint32_t sum = 0;
+        for (std::uint32_t& x : count) {
+          const std::uint32_t v = x;
+          x = sum;
+          sum += v;
+        }
+        for (std::uint32_t k = 0; k < m; ++k) to[count[(from[k] >> shift) & 0xff]++] = from[k];
+        std::swap(from, to);
+      }
+      for (std::uint32_t k = 0; k < m; ++k) {
+        const Batch& b = batches[(from[k] >> 32) & 0xffff];
+        const Triangle& tri = b.triangles[from[k] & 0xffffffffu];
+        raster::rasterize_triangle(tri, states[tri.state], tile);
+      }
+    }
+    draw_bins(debug_batch, t, tile);
+    tile_pixels[t] = raster::take_pixel_count();
+  }
+};
+
+Renderer::Renderer(const RendererConfig& config) : impl_(std::make_unique<Impl>(config)) {}
+Renderer::~Renderer() = default;
+
+core::Result<MeshId> Renderer::add_mesh(Mesh mesh) {
+  Impl& m = *impl_;
+  if (mesh.vertices().empty() || mesh.indices().empty())
+    return core::Status::error("renderer: mesh '" + mesh.name() +
+                               "' is empty (make meshes with Mesh::create)");
+  const auto id = static_cast<MeshId>(m.meshes.size());
+  m.max_mesh_vertices =
+      std::max(m.max_mesh_vertices, static_cast<std::uint32_t>(mesh.vertices().size()));
+  for (auto& v : m.batch_vertices) v.resize(m.max_mesh_vertices);
+  m.meshes.push_back(std::move(mesh));
+  return id;
+}
+
+core::Result<MeshId> Renderer::add_mesh(const MeshDesc& desc) {
+  core::Result<Mesh> mesh = Mesh::create(desc);
+  if (!mesh) return mesh.status();
+  return add_mesh(std::move(mesh.value()));
+}
+
+core::Result<TextureId> Renderer::add_texture(Texture texture) {
+  Impl& m = *impl_;
+  if (texture.level_count() == 0)
+    return core::Status::error("renderer: texture '" + texture.name() +
+                               "' is empty (make textures with Texture::create)");
+  const auto id = static_cast<TextureId>(m.textures.size());
+  m.textures.push_back(std::make_unique<Texture>(std::move(texture)));
+  return id;
+}
+
+core::Result<MaterialId> Renderer::add_material(const Material& material) {
+  Impl& m = *impl_;
+  if (material.texture != kNoTexture && material.texture >= m.textures.size())
+    return core::Status::error("material '" + material.name + "': texture " +
+                               std::to_string(material.texture) + " does not exist (" +
+                               std::to_string(m.textures.size()) + " textures)");
+  for (int i = 0; i < 4; ++i)
+    if (!std::isfinite(material.color[i]))
+      return core::Status::error("material '" + material.name + "': colour is not finite");
+  const auto id = static_cast<MaterialId>(m.materials.size());
+  m.materials.push_back(material);
+  m.rebuild_states();
+  return id;
+}
+
+const Mesh& Renderer::mesh(MeshId id) const {
+  SPINDLE_ASSERTF(id < impl_->meshes.size(), "renderer: mesh %u does not exist", id);
+  return impl_->meshes[id];
+}
+
+void Renderer::set_camera(const Camera& camera) { impl_->camera = camera; }
+const Camera& Renderer::camera() const { return impl_->camera; }
+Lights& Renderer::lights() { return impl_->lights; }
+DebugDraw& Renderer::debug() { return impl_->debug; }
+const RendererConfig& Renderer::config() const { return impl_->config; }
+
+std::span<DrawCommand> Renderer::begin_frame(std::uint32_t count) {
+  impl_->draw_count = 0;
+  impl_->stats.draws_refused = 0;
+  return append_draws(count);
+}
+
+std::span<DrawCommand> Renderer::append_draws(std::uint32_t count) {
+  Impl& m = *impl_;
+  const auto room = static_cast<std::uint32_t>(m.draws.size()) - m.draw_count;
+  const std::uint32_t taken = std::min(count, room);
+  m.stats.draws_refused += count - taken;
+  if (taken < count && !m.logged_refused) {
+    m.logged_refused = true;
+    SPINDLE_LOG_WARNING(Render,
+                        "renderer: %u more draws asked for, %u taken (RendererConfig::max_draws "
+                        "is %zu); logged once, counted in Stats::draws_refused",
+                        count, taken, m.draws.size());
+  }
+  DrawCommand* first = m.draws.data() + m.draw_count;
+  std::fill(first, first + taken, DrawCommand{});
+  m.draw_count += taken;
+  return {first, taken};
+}
+
+bool Renderer::submit(const DrawCommand& draw) {
+  Impl& m = *impl_;
+  if (m.draw_count == m.draws.size()) {
+    ++m.stats.draws_refused;
+    return false;
+  }
+  m.draws[m.draw_count++] = draw;
+  return true;
+}
+
+void Renderer::prepare(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t tag) {
+  Impl& m = *impl_;
+  const std::uint32_t n = m.draw_count;
+  const Camera& cam = m.camera;
+  const glm::vec3 forward = glm::normalize(cam.target - cam.position);
+  // A draw naming no mesh or material is placed behind the camera, so culling drops it.
+  const glm::vec3 nowhere = cam.position - forward * (cam.far_plane + 1.0f) * 4.0f;
+  chunks = std::clamp<std::uint32_t>(chunks, 1, static_cast<std::uint32_t>(m.chunk_invalid.size()));
+  chunks = std::min(chunks, std::max(n / 512, 1u));
+  core::for_each_chunk(jobs, chunks, {"render_bounds", tag}, [&](std::uint32_t c) {
+    const core::ChunkRange r = core::chunk_range(n, chunks, c);
+    std::uint32_t invalid = 0;
+    for (std::size_t i = r.begin; i < r.end; ++i) {
+      const DrawCommand& d = m.draws[i];
+      Renderable& o = m.renderables[i];
+      if (!m.valid(d)) {
+        o = Renderable{nowhere, 0.0f, 0, 0, 0, false};
+        ++invalid;
+        continue;
+      }
+      const Mesh& mesh = m.meshes[d.mesh];
+      const float scale = std::max({glm::length(glm::vec3(d.model[0])),
+                                    glm::length(glm::vec3(d.model[1])),
+                                    glm::length(glm::vec3(d.model[2]))});
+      o.center = glm::vec3(d.model * glm::vec4(mesh.bounds_center(), 1.0f));
+      // Skinned vertices may leave the bind pose's sphere: twice its radius covers a walk.
+      o.radius = mesh.bounds_radius() * scale * (d.vertices != nullptr ? 2.0f : 1.0f);
+      o.material = d.material;
+      o.mesh = d.mesh;
+      o.layer = d.layer;
+      o.translucent = m.materials[d.material].translucent;
+    }
+    m.chunk_invalid[c] = invalid;
+  });
+  std::uint32_t invalid = 0;
+  for (std::uint32_t c = 0; c < chunks; ++c) invalid += m.chunk_invalid[c];
+  m.stats.invalid_draws += invalid;
+  if (invalid > 0 && !m.logged_invalid) {
+    m.logged_invalid = true;
+    SPINDLE_LOG_WARNING(Render,
+                        "renderer: %u draws name a mesh or material that does not exist; they are "
+                        "skipped (logged once, counted in Stats::invalid_draws)",
+                        invalid);
+  }
+  m.prep.prepare(jobs, cam, std::span<const Renderable>(m.renderables.data(), n), chunks, tag);
+  m.stats.draws = n;
+  m.stats.draws_visible = static_cast<std::uint32_t>(m.prep.draw_list().size());
+}
+
+void Renderer::geometry(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t tag) {
+  Impl& m = *impl_;
+  const std::span<const DrawItem> list = m.prep.draw_list();
+  const glm::mat4 view_proj = m.camera.view_projection();
+  const Lighting light = m.lighting();
+
+  // Batches of about equal triangle counts, contiguous in draw order.
+  std::uint64_t* prefix = m.draw_triangles.data();
+  prefix[0] = 0;
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    const DrawCommand& d = m.draws[list[k].object];
+    prefix[k + 1] = prefix[k] + (m.valid(d) ? m.meshes[d.mesh].triangle_count() : 0);
+  }
+  const std::uint64_t total = prefix[list.size()];
+  std::uint32_t batches = std::clamp<std::uint32_t>(chunks, 1, m.config.max_batches);
+  batches = static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(batches, std::max<std::uint64_t>(total / 256, 1)));
+  m.batch_count = batches;
+  const auto boundary = [&](std::uint32_t c) -> std::size_t {
+    if (c == 0) return 0;
+    if (c == batches) return list.size();
+    const std::uint64_t target = total * c / batches;
+    return static_cast<std::size_t>(std::lower_bound(prefix, prefix + list.size() + 1, target) -
+                                    prefix);
+  };
+  core::for_each_chunk(jobs, batches, {"render_geometry", tag}, [&](std::uint32_t c) {
+    m.run_batch(m.batches[c], m.batch_vertices[c], boundary(c), boundary(c + 1), view_proj,
+                light);
+  });
+  // A batch that did not fit grows and runs again here, so nothing is dropped.
+  for (std::uint32_t c = 0; c < batches; ++c) {
+    Batch& b = m.batches[c];
+    while (b.overflow) {
+      m.grow(b, b.entry_count);
+      m.run_batch(b, m.batch_vertices[c], boundary(c), boundary(c + 1), view_proj, light);
+    }
+  }
+  m.emit_debug(view_proj);
+
+  Stats& s = m.stats;
+  s.batches = batches;
+  s.triangles_in = 0;
+  s.triangles_binned = 0;
+  s.bin_entries = 0;
+  for (std::uint32_t c = 0; c < batches; ++c) {
+    s.triangles_in += m.batches[c].triangles_in;
+    s.triangles_binned += m.batches[c].triangle_count;
+    s.bin_entries += m.batches[c].entry_count;
+  }
+  if (m.ordering_table()) {
+    // Each tile's scratch holds twice its entry count (the sort ping-pongs between halves).
+    std::uint32_t base = 0;
+    for (int t = 0; t < m.tile_count; ++t) {
+      m.ot_tile_base[t] = base;
+      for (std::uint32_t c = 0; c < batches; ++c)
+        base += m.batches[c].tile_offsets[t + 1] - m.batches[c].tile_offsets[t];
+    }
+    m.ot_tile_base[m.tile_count] = base;
+    if (m.ot_refs.size() < 2 * static_cast<std::size_t>(base)) {
+      // Headroom, so a scene that moves a little does not grow again next frame.
+      m.ot_refs.resize(3 * static_cast<std::size_t>(base));
+      ++s.grows;
+    }
+  }
+}
+
+void Renderer::raster(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t tag) {
+  Impl& m = *impl_;
+  (void)chunks;  // one job per tile: the tiles are the split
+  core::for_each_chunk(jobs, static_cast<std::uint32_t>(m.tile_count), {"render_raster", tag},
+                       [&](std::uint32_t t) { m.raster_tile(static_cast<int>(t)); });
+  std::uint64_t pixels = 0;
+  for (std::uint64_t p : m.tile_pixels) pixels += p;
+  m.stats.pixels = pixels;
+  m.stats.tiles = static_cast<std::uint32_t>(m.tile_count);
+  ++m.stats.frames;
+  m.debug.clear();
+}
+
+void Renderer::render(jobs::JobSystem& jobs, std::uint16_t tag) {
+  const std::uint32_t chunks = 2 * jobs.worker_count();
+  prepare(jobs, chunks, tag);
+  geometry(jobs, chunks, tag);
+  raster(jobs, chunks, tag);
+}
+
+const Image& Renderer::image() const { return impl_->color; }
+std::uint64_t Renderer::image_hash() const { return impl_->color.hash(); }
+core::Status Renderer::screenshot(const std::string& path) const {
+  return write_png(impl_->color, path);
+}
+Renderer::Stats Renderer::stats() const { return impl_->stats; }
+
+}  // namespace spindle::render

@@ -6,6 +6,7 @@
 
 #include "alloc_counter.h"
 #include "spindle/algorithms/radix_sort.h"
+#include "render_scene.h"
 #include "spindle/render/draw_list.h"
 #include "test_util.h"
 
@@ -46,6 +47,31 @@ TEST_P(Allocations, ParallelRadixSortAllocatesNothing) {
   }
   EXPECT_EQ(::spindle::test::heap_allocations() - before, 0);
   EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+}
+
+// A whole renderer frame (cull, sort, geometry, tiles, debug text) after warm-up, in both
+// paths: bins, vertex buffers and tiles were sized before, so nothing is allocated.
+TEST_P(Allocations, SteadyStateRendererFrameAllocatesNothing) {
+  SPINDLE_REQUIRE_ALLOCATION_COUNTING();
+  SPINDLE_REQUIRE_MODE(GetParam());
+  jobs::JobSystem js(::spindle::test::job_config(GetParam()));
+  for (RenderPath path : {RenderPath::DepthBuffer, RenderPath::OrderingTable}) {
+    Renderer r({.width = 320, .height = 200, .path = path});
+    const test::SceneIds ids = test::build_scene(r);
+    for (int f = 0; f < 3; ++f) {  // warm-up: grows, thread-locals
+      test::submit_scene(r, ids, 200, f);
+      r.render(js);
+    }
+    const long before = ::spindle::test::heap_allocations();
+    for (int f = 3; f < 13; ++f) {
+      test::submit_scene(r, ids, 200, f);
+      r.prepare(js, 1 + static_cast<std::uint32_t>(f) % 7);
+      r.geometry(js, 1 + static_cast<std::uint32_t>(f) % 5);
+      r.raster(js, 4);
+    }
+    EXPECT_EQ(::spindle::test::heap_allocations() - before, 0);
+    EXPECT_GT(r.stats().pixels, 0u);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, Allocations, ::testing::ValuesIn(test::own_modes()),

@@ -7,6 +7,8 @@
 #include <tuple>
 #include <utility>
 
+#include <filesystem>
+
 #include "model.h"
 
 namespace spindle::report::detail {
@@ -543,9 +545,28 @@ void figure(std::string& out, const std::string& svg, const std::string& caption
   out += "<figure>\n" + svg + "\n<figcaption>" + html_escape(caption) + "</figcaption></figure>\n";
 }
 
+// The scene's screenshots (one per object count), linked relative to the report's folder.
+void thumbnails(std::string& out, const Run& run, const std::string& scene,
+                const std::string& root) {
+  std::string row;
+  for (const Series& se : run.series) {
+    if (se.scene != scene || se.screenshot.empty()) continue;
+    std::error_code ec;
+    const std::filesystem::path rel = std::filesystem::relative(
+        std::filesystem::absolute(se.screenshot, ec), std::filesystem::absolute(root, ec), ec);
+    const std::string src = ec || rel.empty() ? se.screenshot : rel.generic_string();
+    row += "<figure style=\"display:inline-block;margin:4px\"><a href=\"" + html_escape(src) +
+           "\"><img src=\"" + html_escape(src) + "\" width=\"320\" alt=\"" +
+           html_escape(scene) + ", " + std::to_string(se.objects) +
+           " objects\"></a><figcaption>" + std::to_string(se.objects) +
+           " objects, last frame</figcaption></figure>\n";
+  }
+  if (!row.empty()) out += "<div>\n" + row + "</div>\n";
+}
+
 }  // namespace
 
-std::string render_html(const Run& run, const Model& m) {
+std::string render_html(const Run& run, const Model& m, const std::string& root) {
   const Machine& mc = run.machine;
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -581,7 +602,9 @@ std::string render_html(const Run& run, const Model& m) {
     const std::vector<Key> keys = scene_keys(m, sc);
     const std::string largest =
         sc.object_counts.empty() ? "" : std::to_string(sc.object_counts.back());
-    out += "<section>\n<h2>Scene " + html_escape(sc.name) + "</h2>\n<h3>Frame time</h3>\n";
+    out += "<section>\n<h2>Scene " + html_escape(sc.name) + "</h2>\n";
+    thumbnails(out, run, sc.name, root);
+    out += "<h3>Frame time</h3>\n";
     html_table(out, summary_table(m, sc));
     if (!sc.stage_names.empty()) {
       out += "<h3>Median stage wall time (ms)</h3>\n";

@@ -62,6 +62,7 @@ Table stage_table(const Model& m, const Scene& s);
 Table reference_table(const Model& m, const Reference& ref);
 extern const char* const kHowToRead;
 
-std::string render_html(const Run& run, const Model& m);
+// `root`: the report's folder, so screenshots are linked relative to it.
+std::string render_html(const Run& run, const Model& m, const std::string& root = ".");
 
 }  // namespace spindle::report::detail

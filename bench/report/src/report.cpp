@@ -330,6 +330,8 @@ json to_json(const Run& run, const detail::Model& m) {
                       {"objects", se.objects},
                       {"repeat", se.repeat},
                       {"world_hash", se.world_hash},
+                      {"image_hash", se.image_hash},
+                      {"screenshot", se.screenshot},
                       {"stage_names", se.stage_names},
                       {"frames", std::move(frames)}});
   }
@@ -467,20 +469,24 @@ std::string to_markdown(const Run& run, const detail::Model& m) {
   }
   // Determinism: every series of a scene and object count should end in the same world state.
   {
-    std::map<std::pair<std::string, std::uint32_t>, std::set<std::uint64_t>> hashes;
+    // World and image hashes together: a pair differs when either does.
+    std::map<std::pair<std::string, std::uint32_t>,
+             std::set<std::pair<std::uint64_t, std::uint64_t>>>
+        hashes;
     for (const Series& se : run.series)
-      if (se.world_hash != 0) hashes[{se.scene, se.objects}].insert(se.world_hash);
+      if (se.world_hash != 0 || se.image_hash != 0)
+        hashes[{se.scene, se.objects}].insert({se.world_hash, se.image_hash});
     if (!hashes.empty()) {
       std::size_t mismatched = 0;
       for (const auto& [key, set] : hashes) mismatched += set.size() > 1 ? 1 : 0;
       out += "## Determinism\n\n";
       if (mismatched == 0) {
         out +=
-            "Every mode, worker count and repeat ended with the same world state hash for each "
-            "scene and object count.\n\n";
+            "Every mode, worker count and repeat ended with the same world state hash and the "
+            "same rendered image for each scene and object count.\n\n";
       } else {
         out += "**" + std::to_string(mismatched) +
-               " scene/object-count pairs ended with different world hashes in different "
+               " scene/object-count pairs ended with different world or image hashes in different "
                "series:**\n\n";
         for (const auto& [key, set] : hashes)
           if (set.size() > 1)
@@ -525,7 +531,7 @@ core::Status write_report(const Run& run, const std::string& dir) {
     if (auto s = write_file(root / "run.json", raw); !s) return s;
     if (auto s = write_file(root / "summary.csv", to_csv(m)); !s) return s;
     if (auto s = write_file(root / "report.md", to_markdown(run, m)); !s) return s;
-    if (auto s = write_file(root / "report.html", detail::render_html(run, m)); !s) return s;
+    if (auto s = write_file(root / "report.html", detail::render_html(run, m, dir)); !s) return s;
   } catch (const std::exception& e) {
     return core::Status::error(dir + ": cannot write report: " + e.what());
   }

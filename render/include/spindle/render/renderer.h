@@ -151,6 +151,8 @@ class Renderer {
   // Starts a frame with `count` draws to fill (clamped to max_draws; the clamp is counted in
   // Stats::draws_refused and logged once). The span is valid until the next begin_frame().
   std::span<DrawCommand> begin_frame(std::uint32_t count);
+  // `count` more draws to fill after those already taken (clamped and counted the same way).
+  std::span<DrawCommand> append_draws(std::uint32_t count);
   // Or one at a time (not thread-safe); false when max_draws is reached.
   bool submit(const DrawCommand& draw);
 

@@ -64,6 +64,12 @@ struct Series {
   // The world's state hash after the last frame (0: not recorded). Series of the same scene,
   // objects and frame count must agree in every mode: the report shows whether they do.
   std::uint64_t world_hash = 0;
+  // A hash of the rendered image after the last frame (0: the scene renders nothing); it must
+  // agree like the world hash.
+  std::uint64_t image_hash = 0;
+  // The last frame as a PNG (empty: none written); the HTML report shows it as a thumbnail of
+  // the scene at this object count.
+  std::string screenshot;
 };
 
 struct Machine {
