@@ -1,5 +1,5 @@
 // Everything a game needs, in one include: the engine, the world, transforms, timers, input,
-// logging, the job system, and every plugin this build of the engine has (render preparation,
+// logging, the job system, and every plugin this build of the engine has (rendering,
 // physics, animation). Link the CMake target spindle::spindle.
 //
 // spindle::spindle defines SPINDLE_HAS_RENDER, SPINDLE_HAS_PHYSICS and SPINDLE_HAS_ANIM to 1 for
@@ -22,7 +22,13 @@
 
 #if SPINDLE_HAS_RENDER
 #include <spindle/render/camera.h>
+#include <spindle/render/debug_draw.h>
 #include <spindle/render/draw_list.h>
+#include <spindle/render/image.h>
+#include <spindle/render/mesh.h>
+#include <spindle/render/render_plugin.h>
+#include <spindle/render/renderer.h>
+#include <spindle/render/texture.h>
 #endif
 #if SPINDLE_HAS_PHYSICS
 #include <spindle/physics/physics.h>
