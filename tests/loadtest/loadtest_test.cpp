@@ -468,5 +468,44 @@ TEST(LoadTestRun, CrowdAgreesAcrossModesAndReportsItsParameters) {
   EXPECT_NE(slurp(dir / "report.md").find("crowd.vertices: 300"), std::string::npos);
 }
 
+// Every scene draws what it simulates through the render stages: --screenshot writes one PNG per
+// scene and count, the HTML report shows them, and the image hash agrees across modes like the
+// world hash.
+TEST(LoadTestRun, ScenesRenderWithScreenshotsAndTheSameImageInEveryMode) {
+  const auto dir = temp_dir("shots");
+  const auto shots = dir / "shots";
+  const std::string mode_list = own_mode_list();
+  // clang-format off
+  const Result r = run({"--scene", "cubes,swarm,imbalanced", "--objects", "50,300",
+                        "--modes", mode_list, "--workers", "2", "--frames", "3", "--warmup", "1",
+                        "--repeats", "1", "--trace-frames", "0", "--no-pin", "--width", "160",
+                        "--height", "96", "--screenshot", shots.string(), "--out", dir.string()});
+  // clang-format on
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("the same image"), std::string::npos) << r.out;
+  const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
+  std::map<std::pair<std::string, std::uint32_t>, std::set<std::uint64_t>> images;
+  for (const auto& s : run_json["series"]) {
+    const auto& names = s["stage_names"];
+    for (const char* stage : {"render_submit", "render_prep", "render_geometry", "render_raster"})
+      EXPECT_NE(std::find(names.begin(), names.end(), stage), names.end()) << stage;
+    EXPECT_NE(s["image_hash"].get<std::uint64_t>(), 0u);
+    images[{s["scene"].get<std::string>(), s["objects"].get<std::uint32_t>()}].insert(
+        s["image_hash"].get<std::uint64_t>());
+  }
+  ASSERT_EQ(images.size(), 6u);
+  for (const auto& [key, set] : images) EXPECT_EQ(set.size(), 1u) << key.first << " " << key.second;
+  // Different counts draw different pictures.
+  EXPECT_NE(*images[{"cubes", 50}].begin(), *images[{"cubes", 300}].begin());
+  const std::string html = slurp(dir / "report.html");
+  for (const char* scene : {"cubes", "swarm", "imbalanced"})
+    for (const char* n : {"50", "300"}) {
+      const std::string name = std::string(scene) + "_" + n + ".png";
+      const auto size = std::filesystem::file_size(shots / name);
+      EXPECT_GT(size, 100u) << name;
+      EXPECT_NE(html.find("shots/" + name), std::string::npos) << name;
+    }
+}
+
 }  // namespace
 }  // namespace spindle::loadtest
