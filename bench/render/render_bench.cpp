@@ -105,14 +105,15 @@ std::string fixed(double v, int decimals) {
 }
 
 // Refuses "--frames --csv" (CLI11 2.1 would take the flag as the value) and non-integers.
-CLI::Validator integer_from(long long min) {
+CLI::Validator integer_in(long long min, long long max) {
   return CLI::Validator(
-      [min](std::string& text) {
+      [min, max](std::string& text) {
         long long v = 0;
         const char* end = text.data() + text.size();
         const auto [stop, ec] = std::from_chars(text.data(), end, v);
-        if (text.empty() || ec != std::errc() || stop != end || v < min)
-          return "expected an integer >= " + std::to_string(min) + ", got '" + text + "'";
+        if (text.empty() || ec != std::errc() || stop != end || v < min || v > max)
+          return "expected an integer from " + std::to_string(min) + " to " + std::to_string(max) +
+                 ", got '" + text + "'";
         return std::string();
       },
       "");
@@ -125,20 +126,28 @@ int main(int argc, char** argv) {
   CLI::App app{
       "spindle_bench_render: the `cubes` scene through OpenGL 3.3 on Mesa llvmpipe (SDL "
       "offscreen/EGL) and through Spindle's software renderer, frames interleaved in one run"};
-  app.add_option("--cubes", o.cubes, "cubes N (12 triangles each)")->check(integer_from(1));
-  app.add_option("--width", o.width, "image width")->check(integer_from(1));
-  app.add_option("--height", o.height, "image height")->check(integer_from(1));
-  app.add_option("--frames", o.frames, "timed frames per renderer")->check(integer_from(1));
-  app.add_option("--warmup", o.warmup, "untimed frames first")->check(integer_from(0));
+  app.add_option("--cubes", o.cubes, "cubes N (12 triangles each)")->check(integer_in(1, 1000000));
+  app.add_option("--width", o.width, "image width")->check(integer_in(1, 16384));
+  app.add_option("--height", o.height, "image height")->check(integer_in(1, 16384));
+  app.add_option("--frames", o.frames, "timed frames per renderer")->check(integer_in(1, 1000000));
+  app.add_option("--warmup", o.warmup, "untimed frames first")->check(integer_in(0, 1000000));
   app.add_option("--workers", o.workers, "Spindle's job participants (0: one per CPU)")
-      ->check(integer_from(0));
+      ->check(integer_in(0, 256));
   app.add_option("--mode", o.mode, "Spindle's job mode: single, static, dynamic, tbb");
   app.add_option("--out", o.out,
                  "folder for llvmpipe.png, spindle.png and diff.png (default: no images)");
   app.add_flag("--csv", o.csv, "CSV: renderer,cubes,width,height,frames,median_ms,p99_ms");
   app.add_option("--only", o.only, "run one renderer")
       ->check(CLI::IsMember({"spindle", "llvmpipe"}));
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "spindle_bench_render: " << e.what() << "\n(run with --help for the flags)\n";
+    return 2;
+  }
 
   jobs::Mode mode{};
   if (!jobs::parse_mode(o.mode, mode) || !jobs::mode_available(mode)) {
