@@ -11,6 +11,7 @@ packages=(
   libinih-dev nlohmann-json3-dev libcli11-dev                # config, JSON, command lines
   libassimp-dev assimp-testmodels                            # model import, test assets
   libstb-dev                                                 # PNG (and later Ogg) through stb
+  libgl-dev libegl-dev libegl-mesa0 libgl1-mesa-dri          # bench/render only: GL headers, EGL + llvmpipe
 )
 
 missing=()
