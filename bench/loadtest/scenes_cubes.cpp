@@ -14,7 +14,7 @@
 #include <spindle/gameplay/transform.h>
 #include <spindle/render/render_plugin.h>
 
-#include "cubes_scene.h"
+#include "cubes_look.h"
 #include "scene.h"
 #include "scene_common.h"
 
@@ -32,33 +32,11 @@ void setup_cubes(core::Engine& engine, const SceneParams& p) {
   const auto scene = std::make_shared<cubes::Scene>(cubes::make_scene(
       p.objects, static_cast<int>(p.width), static_cast<int>(p.height)));
 
-  render::Camera camera;
-  camera.position = scene->camera.eye;
-  camera.target = scene->camera.target;
-  camera.up = scene->camera.up;
-  camera.fov_y_radians = scene->camera.fov_y_radians;
-  camera.near_plane = scene->camera.near_plane;
-  camera.far_plane = scene->camera.far_plane;
-  render::Renderer& r = add_scene_renderer(engine, p, camera, p.objects);
-  r.lights().ambient = glm::vec3(cubes::kAmbient);
-  r.lights().directional = {.direction = cubes::light_direction(),
-                            .color = glm::vec3(cubes::kDiffuse)};
-
-  std::vector<render::Vertex> vertices;
-  for (const cubes::CubeVertex& v : cubes::cube_vertices())
-    vertices.push_back({.position = v.position, .normal = v.normal, .uv = v.uv});
-  const std::vector<std::uint32_t> indices(cubes::cube_indices().begin(),
-                                           cubes::cube_indices().end());
-  const render::MeshId cube =
-      r.add_mesh({.name = "cube", .vertices = vertices, .indices = indices}).value();
-  const std::vector<std::uint8_t> texels = cubes::checker_texture();
-  const render::TextureId checker =
-      r.add_texture(render::Texture::create(texels, cubes::kTextureSize, cubes::kTextureSize,
-                                            {.name = "checker", .mipmaps = false})
-                        .value())
-          .value();
-  const render::MaterialId material =
-      r.add_material({.name = "cube", .texture = checker}).value();
+  render::Renderer& r = add_scene_renderer(engine, p, render::Camera{}, p.objects);
+  const core::Result<cubes::CubesLook> look = cubes::add_cubes_look(r, *scene);
+  SPINDLE_ASSERTF(look.ok(), "cubes: %s", look.status().c_str());
+  const render::MeshId cube = look.value().mesh;
+  const render::MaterialId material = look.value().material;
 
   for (std::uint32_t i = 0; i < p.objects; ++i) {
     const core::Entity e = world.create();

@@ -24,14 +24,10 @@
 #include "gl_cubes.h"
 #include "spindle/jobs/job_system.h"
 
-#if SPINDLE_BENCH_RENDER_SPINDLE
 #include <cstring>
 
 #include "spindle/render/image.h"
 #include "spindle_cubes.h"
-#else
-#include <stb/stb_image_write.h>
-#endif
 
 namespace {
 
@@ -191,7 +187,6 @@ int main(int argc, char** argv) {
     }
   }
 
-#if SPINDLE_BENCH_RENDER_SPINDLE
   std::unique_ptr<jobs::JobSystem> job_system;
   std::unique_ptr<cubes::SpindleCubes> sp;
   if (want_spindle) {
@@ -208,11 +203,6 @@ int main(int argc, char** argv) {
     series.insert(series.begin(),
                   Series{"spindle", [&](std::uint32_t f) { return sp->draw_frame(f); }, {}});
   }
-#else
-  if (want_spindle)
-    std::cerr << "spindle_bench_render: built without the Spindle side "
-                 "(SPINDLE_BENCH_RENDER_SPINDLE=OFF): llvmpipe only\n";
-#endif
   if (series.empty()) return 1;
 
   // Frame f is drawn by every renderer; who goes first alternates, so neither always follows
@@ -252,7 +242,6 @@ int main(int argc, char** argv) {
          << fixed(static_cast<double>(gl_image.samples_passed) / (double(o.width) * o.height), 3)
          << "\n";
   }
-#if SPINDLE_BENCH_RENDER_SPINDLE
   render::Image gl_picture;
   if (gl) {
     gl_picture = render::Image(gl_image.width, gl_image.height);
@@ -296,18 +285,6 @@ int main(int argc, char** argv) {
       }
     }
   }
-#else
-  if (!o.out.empty() && gl) {
-    const std::string path = (std::filesystem::path(o.out) / "llvmpipe.png").string();
-    if (stbi_write_png(path.c_str(), gl_image.width, gl_image.height, 4, gl_image.rgba.data(),
-                       gl_image.width * 4) == 0) {
-      std::cerr << "spindle_bench_render: cannot write " << path << "\n";
-      status = 1;
-    } else {
-      info << "wrote " << path << "\n";
-    }
-  }
-#endif
 
   const double triangles = double(cubes::kTrianglesPerCube) * scene.count;
   if (o.csv) {
