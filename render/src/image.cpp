@@ -1,6 +1,7 @@
 #include "spindle/render/image.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -39,6 +40,27 @@ core::Status check_side(long long w, long long h, const std::string& name) {
   if (w > kMaxImageSide || h > kMaxImageSide)
     return core::Status::error(name + ": " + size_text(w, h) + " exceeds " +
                                std::to_string(kMaxImageSide) + " per side");
+  return {};
+}
+
+// Every chunk's length must fit in the bytes left: stb grows its buffer to a chunk's claimed
+// length before reading it, so one damaged length would cost gigabytes of address space.
+core::Status check_chunks(std::span<const std::uint8_t> bytes, const std::string& name) {
+  std::size_t pos = 8;
+  while (pos + 8 <= bytes.size()) {
+    const std::uint32_t length = be32(bytes.data() + pos);
+    const std::size_t left = bytes.size() - pos - 8;
+    if (length > 0x7fffffffu || length > left) {
+      std::string type(reinterpret_cast<const char*>(bytes.data() + pos + 4), 4);
+      for (char& c : type)
+        if (!std::isalpha(static_cast<unsigned char>(c))) c = '?';
+      return core::Status::error(
+          name + ": truncated or corrupt PNG (chunk '" + type + "' at byte " + std::to_string(pos) +
+          " claims " + std::to_string(length) + " bytes, " + std::to_string(left) + " left)");
+    }
+    if (std::memcmp(bytes.data() + pos + 4, "IEND", 4) == 0) break;
+    pos += 8 + std::size_t{length} + 4;
+  }
   return {};
 }
 
@@ -82,17 +104,21 @@ core::Result<Image> decode_png(std::span<const std::uint8_t> bytes, const std::s
 
   // The size from the IHDR chunk (always first) ourselves: stb refuses some huge sizes itself
   // with a vaguer message.
-  if (bytes.size() >= 24 && std::memcmp(bytes.data() + 12, "IHDR", 4) == 0) {
+  int bits_per_pixel = 1;
+  if (bytes.size() >= 26 && std::memcmp(bytes.data() + 12, "IHDR", 4) == 0) {
     const long long iw = be32(bytes.data() + 16), ih = be32(bytes.data() + 20);
     if (core::Status s = check_side(iw, ih, name); !s) return s;
+    static constexpr int kChannels[7] = {1, 1, 3, 1, 2, 1, 4};  // by colour type
+    bits_per_pixel = std::max<int>(bytes[24], 1) * (bytes[25] < 7 ? kChannels[bytes[25]] : 1);
   }
+  if (core::Status s = check_chunks(bytes, name); !s) return s;
   int w = 0, h = 0, comp = 0;
   if (!stbi_info_from_memory(bytes.data(), len, &w, &h, &comp))
     return Status::error(name + ": truncated or corrupt PNG (" + stbi_failure_reason() + ")");
   if (core::Status s = check_side(w, h, name); !s) return s;
-  // Smallest possible raw size: 1 bit per pixel plus one filter byte per row.
-  const std::uint64_t min_raw =
-      (static_cast<std::uint64_t>(w + 7) / 8 + 1) * static_cast<std::uint64_t>(h);
+  // Smallest raw (inflated) size: the packed rows plus one filter byte per row.
+  const std::uint64_t min_raw = ((static_cast<std::uint64_t>(w) * bits_per_pixel + 7) / 8 + 1) *
+                                static_cast<std::uint64_t>(h);
   if (min_raw > static_cast<std::uint64_t>(bytes.size()) * kMaxDeflateRatio + 4096)
     return Status::error(name + ": truncated or corrupt PNG (" + std::to_string(bytes.size()) +
                          " bytes cannot hold " + size_text(w, h) + " pixels)");

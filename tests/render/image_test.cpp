@@ -186,6 +186,21 @@ TEST(Png, RefusesHugeHeaderBeforeDecoding) {
   EXPECT_EQ(r.message(), "zero.png: 0x4 is empty");
 }
 
+// A damaged chunk length is refused before stb sizes a buffer by it.
+TEST(Png, RefusesChunkLongerThanTheFile) {
+  std::vector<std::uint8_t> bytes = png_bytes(patterned_image(4, 4, 5));
+  const std::size_t idat = 8 + 25;  // signature, then IHDR (8 + 13 + 4 bytes)
+  ASSERT_EQ(std::memcmp(bytes.data() + idat + 4, "IDAT", 4), 0);
+  resource_test::put_be32(bytes.data() + idat, 0xfffffff0u);
+  auto r = decode_png(bytes, "long.png");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.message().rfind("long.png: truncated or corrupt PNG (chunk 'IDAT' at byte 33 claims "
+                              "4294967280 bytes",
+                              0),
+            0u)
+      << r.message();
+}
+
 TEST(Png, LoadNamesMissingFile) {
   auto r = load_png(temp_path("does_not_exist.png"));
   ASSERT_FALSE(r);
