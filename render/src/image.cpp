@@ -1,1 +1,212 @@
-// placeholder: filled in by the rendering work (issue 13)
+#include "spindle/render/image.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include <stb_image.h>
+#include <stb_image_write.h>
+
+#include "spindle/base/hash.h"
+
+// stb comes compiled in Debian's libstb (libstb-dev): no STB_IMAGE_IMPLEMENTATION here.
+
+namespace spindle::render {
+namespace {
+
+constexpr std::uint8_t kPngSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+// A PNG file on disk larger than this is refused before it is read.
+constexpr long long kMaxPngFileBytes = 256ll << 20;
+// Deflate cannot expand one byte into more than about 1032; a header claiming more pixels than
+// the file could hold is corrupt, and refusing it keeps stb from allocating for it.
+constexpr std::uint64_t kMaxDeflateRatio = 1032;
+
+std::string size_text(long long w, long long h) {
+  return std::to_string(w) + "x" + std::to_string(h);
+}
+
+std::uint32_t be32(const std::uint8_t* p) {
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
+         std::uint32_t{p[3]};
+}
+
+core::Status check_side(long long w, long long h, const std::string& name) {
+  if (w <= 0 || h <= 0) return core::Status::error(name + ": " + size_text(w, h) + " is empty");
+  if (w > kMaxImageSide || h > kMaxImageSide)
+    return core::Status::error(name + ": " + size_text(w, h) + " exceeds " +
+                               std::to_string(kMaxImageSide) + " per side");
+  return {};
+}
+
+// Every chunk's length must fit in the bytes left: stb grows its buffer to a chunk's claimed
+// length before reading it, so one damaged length would cost gigabytes of address space.
+core::Status check_chunks(std::span<const std::uint8_t> bytes, const std::string& name) {
+  std::size_t pos = 8;
+  while (pos + 8 <= bytes.size()) {
+    const std::uint32_t length = be32(bytes.data() + pos);
+    const std::size_t left = bytes.size() - pos - 8;
+    if (length > 0x7fffffffu || length > left) {
+      std::string type(reinterpret_cast<const char*>(bytes.data() + pos + 4), 4);
+      for (char& c : type)
+        if (!std::isalpha(static_cast<unsigned char>(c))) c = '?';
+      return core::Status::error(
+          name + ": truncated or corrupt PNG (chunk '" + type + "' at byte " + std::to_string(pos) +
+          " claims " + std::to_string(length) + " bytes, " + std::to_string(left) + " left)");
+    }
+    if (std::memcmp(bytes.data() + pos + 4, "IEND", 4) == 0) break;
+    pos += 8 + std::size_t{length} + 4;
+  }
+  return {};
+}
+
+struct StbFree {
+  void operator()(stbi_uc* p) const { stbi_image_free(p); }
+};
+
+}  // namespace
+
+Image::Image(int width, int height, std::uint32_t fill, int stride)
+    : width_(std::max(width, 0)), height_(std::max(height, 0)) {
+  stride_ = std::max(stride, width_);
+  pixels_.assign(static_cast<std::size_t>(stride_) * static_cast<std::size_t>(height_), fill);
+}
+
+std::uint64_t Image::hash() const {
+  core::Hasher h;
+  h.add(static_cast<std::uint64_t>(width_));
+  h.add(static_cast<std::uint64_t>(height_));
+  for (int y = 0; y < height_; ++y) h.add_bytes(row(y), static_cast<std::size_t>(width_) * 4);
+  return h.value();
+}
+
+bool Image::same_pixels(const Image& other) const {
+  if (width_ != other.width_ || height_ != other.height_) return false;
+  const std::size_t row_bytes = static_cast<std::size_t>(width_) * 4;
+  for (int y = 0; y < height_; ++y)
+    if (std::memcmp(row(y), other.row(y), row_bytes) != 0) return false;
+  return true;
+}
+
+core::Result<Image> decode_png(std::span<const std::uint8_t> bytes, const std::string& name) {
+  using core::Status;
+  if (bytes.empty()) return Status::error(name + ": empty (0 bytes)");
+  if (bytes.size() < sizeof kPngSignature ||
+      std::memcmp(bytes.data(), kPngSignature, sizeof kPngSignature) != 0)
+    return Status::error(name + ": not a PNG");
+  if (bytes.size() > static_cast<std::size_t>(INT_MAX))
+    return Status::error(name + ": " + std::to_string(bytes.size()) + " bytes is too large");
+  const int len = static_cast<int>(bytes.size());
+
+  // The size from the IHDR chunk (always first) ourselves: stb refuses some huge sizes itself
+  // with a vaguer message.
+  int bits_per_pixel = 1;
+  if (bytes.size() >= 26 && std::memcmp(bytes.data() + 12, "IHDR", 4) == 0) {
+    const long long iw = be32(bytes.data() + 16), ih = be32(bytes.data() + 20);
+    if (core::Status s = check_side(iw, ih, name); !s) return s;
+    static constexpr int kChannels[7] = {1, 1, 3, 1, 2, 1, 4};  // by colour type
+    bits_per_pixel = std::max<int>(bytes[24], 1) * (bytes[25] < 7 ? kChannels[bytes[25]] : 1);
+  }
+  if (core::Status s = check_chunks(bytes, name); !s) return s;
+  int w = 0, h = 0, comp = 0;
+  if (!stbi_info_from_memory(bytes.data(), len, &w, &h, &comp))
+    return Status::error(name + ": truncated or corrupt PNG (" + stbi_failure_reason() + ")");
+  if (core::Status s = check_side(w, h, name); !s) return s;
+  // Smallest raw (inflated) size: the packed rows plus one filter byte per row.
+  const std::uint64_t min_raw = ((static_cast<std::uint64_t>(w) * bits_per_pixel + 7) / 8 + 1) *
+                                static_cast<std::uint64_t>(h);
+  if (min_raw > static_cast<std::uint64_t>(bytes.size()) * kMaxDeflateRatio + 4096)
+    return Status::error(name + ": truncated or corrupt PNG (" + std::to_string(bytes.size()) +
+                         " bytes cannot hold " + size_text(w, h) + " pixels)");
+
+  int dw = 0, dh = 0, dcomp = 0;
+  std::unique_ptr<stbi_uc, StbFree> pixels(
+      stbi_load_from_memory(bytes.data(), len, &dw, &dh, &dcomp, 4));
+  if (!pixels)
+    return Status::error(name + ": truncated or corrupt PNG (" + stbi_failure_reason() + ")");
+  if (dw != w || dh != h)  // stb disagreeing with itself: never trust the pixels
+    return Status::error(name + ": truncated or corrupt PNG (size changed while decoding)");
+
+  Image image(w, h);
+  std::memcpy(image.data(), pixels.get(), static_cast<std::size_t>(w) * h * 4);
+  return image;
+}
+
+core::Result<Image> load_png(const std::string& path) {
+  using core::Status;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return Status::error(path + ": cannot open (" + std::strerror(errno) + ")");
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(f, &std::fclose);
+
+  std::vector<std::uint8_t> bytes;
+  if (std::fseek(f, 0, SEEK_END) == 0) {
+    const long size = std::ftell(f);
+    if (size > kMaxPngFileBytes)
+      return Status::error(path + ": " + std::to_string(size) +
+                           " bytes is more than a PNG may have (256 MiB)");
+    if (size > 0) bytes.reserve(static_cast<std::size_t>(size));
+    std::rewind(f);
+  }
+  // Read in chunks rather than trusting the size: the file may change or not be seekable.
+  std::uint8_t chunk[1 << 16];
+  for (;;) {
+    const std::size_t n = std::fread(chunk, 1, sizeof chunk, f);
+    bytes.insert(bytes.end(), chunk, chunk + n);
+    if (bytes.size() > static_cast<std::size_t>(kMaxPngFileBytes))
+      return Status::error(path + ": more bytes than a PNG may have (256 MiB)");
+    if (n < sizeof chunk) break;
+  }
+  if (std::ferror(f)) return Status::error(path + ": read error (" + std::strerror(errno) + ")");
+  return decode_png(bytes, path);
+}
+
+core::Status write_png(const Image& image, const std::string& path) {
+  if (image.empty()) return core::Status::error(path + ": cannot write an empty image");
+  errno = 0;
+  if (!stbi_write_png(path.c_str(), image.width(), image.height(), 4, image.bytes(),
+                      image.stride_bytes())) {
+    const int err = errno;
+    return core::Status::error(path + ": cannot write PNG" +
+                               (err ? std::string(" (") + std::strerror(err) + ")" : ""));
+  }
+  return {};
+}
+
+core::Result<ImageDiff> diff_images(const Image& a, const Image& b, int gain) {
+  if (a.width() != b.width() || a.height() != b.height())
+    return core::Status::error("diff_images: sizes differ (" + size_text(a.width(), a.height()) +
+                               " and " + size_text(b.width(), b.height()) + ")");
+  ImageDiff d;
+  d.difference = Image(a.width(), a.height(), rgba(0, 0, 0));
+  std::uint64_t rgb_sum = 0;
+  for (int y = 0; y < a.height(); ++y) {
+    const std::uint32_t* ra = a.row(y);
+    const std::uint32_t* rb = b.row(y);
+    std::uint32_t* rd = d.difference.row(y);
+    for (int x = 0; x < a.width(); ++x) {
+      if (ra[x] == rb[x]) continue;
+      ++d.pixels_differing;
+      int diff[4];
+      for (int c = 0; c < 4; ++c) {
+        const int ca = static_cast<int>((ra[x] >> (8 * c)) & 0xff);
+        const int cb = static_cast<int>((rb[x] >> (8 * c)) & 0xff);
+        diff[c] = std::abs(ca - cb);
+        d.max_channel_difference = std::max(d.max_channel_difference, diff[c]);
+      }
+      rgb_sum += static_cast<std::uint64_t>(diff[0] + diff[1] + diff[2]);
+      auto scaled = [gain](int v) {
+        return static_cast<std::uint32_t>(std::clamp(v * gain, 0, 255));
+      };
+      rd[x] = rgba(scaled(diff[0]), scaled(diff[1]), scaled(diff[2]));
+    }
+  }
+  const double channels = 3.0 * a.width() * a.height();
+  d.mean_channel_difference = channels > 0 ? static_cast<double>(rgb_sum) / channels : 0.0;
+  return d;
+}
+
+}  // namespace spindle::render

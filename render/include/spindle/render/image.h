@@ -7,7 +7,7 @@
 //   img.at(10, 20) = spindle::render::rgba(255, 0, 0);   // one red pixel
 //   if (auto s = spindle::render::write_png(img, "shot.png"); !s) log(s.message());
 //   auto loaded = spindle::render::load_png("shot.png"); // Result<Image>: a message naming the
-//   if (!loaded) log(loaded.status().message());                  // file and the problem, nothing kept
+//   if (!loaded) log(loaded.status().message());         // file and the problem, nothing kept
 //   const std::uint8_t* bytes = img.bytes();             // R, G, B, A per pixel, rows of
 //                                                        // stride_bytes(): hand these to a window
 //
@@ -30,10 +30,18 @@ constexpr std::uint32_t rgba(std::uint32_t r, std::uint32_t g, std::uint32_t b,
                              std::uint32_t a = 255) {
   return (r & 0xff) | ((g & 0xff) << 8) | ((b & 0xff) << 16) | ((a & 0xff) << 24);
 }
-constexpr std::uint32_t red_of(std::uint32_t p) { return p & 0xff; }
-constexpr std::uint32_t green_of(std::uint32_t p) { return (p >> 8) & 0xff; }
-constexpr std::uint32_t blue_of(std::uint32_t p) { return (p >> 16) & 0xff; }
-constexpr std::uint32_t alpha_of(std::uint32_t p) { return p >> 24; }
+constexpr std::uint32_t red_of(std::uint32_t p) {
+  return p & 0xff;
+}
+constexpr std::uint32_t green_of(std::uint32_t p) {
+  return (p >> 8) & 0xff;
+}
+constexpr std::uint32_t blue_of(std::uint32_t p) {
+  return (p >> 16) & 0xff;
+}
+constexpr std::uint32_t alpha_of(std::uint32_t p) {
+  return p >> 24;
+}
 
 // Larger images are refused by every loader (a hostile header cannot ask for gigabytes).
 inline constexpr int kMaxImageSide = 16384;
@@ -52,7 +60,9 @@ class Image {
 
   std::uint32_t* data() { return pixels_.data(); }
   const std::uint32_t* data() const { return pixels_.data(); }
-  const std::uint8_t* bytes() const { return reinterpret_cast<const std::uint8_t*>(pixels_.data()); }
+  const std::uint8_t* bytes() const {
+    return reinterpret_cast<const std::uint8_t*>(pixels_.data());
+  }
   std::uint32_t* row(int y) { return pixels_.data() + static_cast<std::size_t>(y) * stride_; }
   const std::uint32_t* row(int y) const {
     return pixels_.data() + static_cast<std::size_t>(y) * stride_;
@@ -84,7 +94,7 @@ core::Status write_png(const Image& image, const std::string& path);
 // difference, and an image of the per-channel absolute differences (scaled by `gain`, alpha 255).
 struct ImageDiff {
   std::size_t pixels_differing = 0;
-  int max_channel_difference = 0;
+  int max_channel_difference = 0;      // R, G, B or A
   double mean_channel_difference = 0;  // over all channels of all pixels, RGB only
   Image difference;
 };

@@ -6,8 +6,8 @@
 //
 //   std::vector<spindle::render::Vertex> v = ...;   std::vector<std::uint32_t> idx = ...;
 //   auto mesh = spindle::render::Mesh::create({.name = "rock", .vertices = v, .indices = idx});
-//   if (!mesh) log(mesh.status().message());   // "mesh 'rock': index 7 (at 12) is out of range
-//                                              //  (5 vertices)"; nothing is kept
+//   if (!mesh) log(mesh.status().message());   // "mesh 'rock': index 7 (at position 12) is out
+//                                              //  of range (5 vertices)"; nothing is kept
 //   spindle::render::Mesh cube = spindle::render::make_cube(1.0f);   // the anchor's unit cube
 //
 // Refused: no vertices or no triangles, an index count not a multiple of 3, an index out of

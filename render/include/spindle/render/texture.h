@@ -3,12 +3,14 @@
 //
 // Usage:
 //
-//   auto tex = spindle::render::Texture::create(image, {.mipmaps = true, .filter = Filter::Bilinear});
+//   using spindle::render::Texture, spindle::render::Filter;
+//   auto tex = Texture::create(image, {.mipmaps = true, .filter = Filter::Bilinear});
 //   if (!tex) log(tex.status().message());     // e.g. "texture 'crate': 0x0 is empty"
 //   const spindle::render::TextureView& v = tex.value().view();   // what the rasteriser reads
 //
 // Level 0 is the image; each further level halves each side (rounded down, at least 1) by
 // averaging 2x2 texels (1x2 / 2x1 at odd edges), down to 1x1. Sampling wraps (repeat).
+// An odd side's last row or column is left out of the next level (a plain box filter).
 #pragma once
 
 #include <array>
@@ -53,7 +55,8 @@ class Texture {
   // Raw RGBA8 pixels: refuses data whose size is not width * height * 4 bytes as well.
   static core::Result<Texture> create(std::span<const std::uint8_t> rgba, int width, int height,
                                       const TextureDesc& desc = {});
-  // A PNG file (render::load_png's checks, then create()'s).
+  // A PNG file (render::load_png's checks, then create()'s). A desc whose name is left at the
+  // default "texture" takes the path as its name.
   static core::Result<Texture> load_png(const std::string& path, const TextureDesc& desc = {});
 
   const TextureView& view() const { return view_; }
