@@ -293,7 +293,7 @@ void draw_block(const Shader& s, const TileTarget& tile, int bx, int by, int ry0
         if (simd::mask_bits(mask) == 0) continue;
       }
       shade(s, mask, fy, fx, z, color_row + px, d);
-      written += static_cast<unsigned>(__builtin_popcount(simd::mask_bits(mask)));
+      written += static_cast<unsigned>(simd::lane_count(simd::mask_bits(mask)));
     }
     if constexpr (kEdges) {
       // Groups outside [g0, g1] were not stepped above.

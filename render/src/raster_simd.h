@@ -53,6 +53,11 @@ inline int mask_bits(v4i m) {
 #endif
 }
 
+// Lanes set in mask_bits' result (no popcnt instruction on baseline x86-64).
+inline int lane_count(int bits) {
+  return (0x4332322132212110ull >> (4 * bits)) & 0xf;
+}
+
 // min/max that turn NaN into the bound.
 inline v4f vmax(v4f a, v4f b) {
   return a > b ? a : b;
