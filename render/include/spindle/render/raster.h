@@ -127,8 +127,9 @@ void clear_tile(const TileTarget& tile, std::uint32_t color, float depth);
 
 // Draws the part of `t` inside the tile: coverage by the edge functions over blocks of pixels
 // (whole blocks accepted or rejected at once), depth test before shading, perspective-correct
-// (or affine) colour and UV, texture sampling with mip selection, blending. The same triangle,
-// state and tile contents always give the same pixels.
+// (or affine) colour and UV, texture sampling with mip selection (the nearest level to the
+// exact UV footprint at each pixel), blending. The same triangle, state and tile contents always
+// give the same pixels.
 void rasterize_triangle(const Triangle& t, const DrawState& state, const TileTarget& tile);
 
 // Pixels written by rasterize_triangle on this thread since the last call (for throughput
