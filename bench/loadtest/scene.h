@@ -51,10 +51,10 @@ struct SceneParam {
 struct SceneParams {
   std::uint32_t objects = 1000;
   std::uint64_t seed = 1;
+  std::vector<SceneParam> params{};
   // The rendered image's size (the harness's --width/--height).
   std::uint32_t width = 640;
   std::uint32_t height = 360;
-  std::vector<SceneParam> params{};
   // The value of a declared parameter (asserts that the scene declared it).
   std::int64_t param(std::string_view name) const;
 };

@@ -43,11 +43,11 @@ render::Renderer& add_scene_renderer(
   return r;
 }
 
-render::Mesh transformed_mesh(const render::Mesh& mesh, const glm::mat4& m) {
+render::Mesh transformed_mesh(const render::Mesh& mesh, const glm::mat4& to) {
   std::vector<render::Vertex> v(mesh.vertices().begin(), mesh.vertices().end());
-  const glm::mat3 normals = glm::transpose(glm::inverse(glm::mat3(m)));
+  const glm::mat3 normals = glm::transpose(glm::inverse(glm::mat3(to)));
   for (render::Vertex& x : v) {
-    x.position = glm::vec3(m * glm::vec4(x.position, 1.0f));
+    x.position = glm::vec3(to * glm::vec4(x.position, 1.0f));
     x.normal = glm::normalize(normals * x.normal);
   }
   core::Result<render::Mesh> m =

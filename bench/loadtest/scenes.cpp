@@ -162,7 +162,7 @@ void setup_boids(core::Engine& engine, const SceneParams& p) {
                  glm::vec2(std::cos(angle), std::sin(angle))});
     world.add<core::Transform>(e);
     world.add<core::WorldTransform>(e);
-    world.add<render::MeshInstance>(e, {.mesh = dart, .material = colours[i % colours.size()]});
+    world.add<render::MeshInstance>(e, render::MeshInstance{.mesh = dart, .material = colours[i % colours.size()]});
   }
 
   engine.add_stage(

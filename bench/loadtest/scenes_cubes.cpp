@@ -43,7 +43,7 @@ void setup_cubes(core::Engine& engine, const SceneParams& p) {
     world.add<Cube>(e, Cube{i});
     world.add<core::Transform>(e, core::Transform::from(scene->offsets[i], glm::quat(1, 0, 0, 0)));
     world.add<core::WorldTransform>(e);
-    world.add<render::MeshInstance>(e, {.mesh = cube, .material = material});
+    world.add<render::MeshInstance>(e, render::MeshInstance{.mesh = cube, .material = material});
   }
   // The anchor's vertex shader turns each cube by R(uTime + w_i), uTime = frame / 60.
   engine.add_system<const Cube, core::Transform>(

@@ -230,7 +230,7 @@ void setup_boxes(core::Engine& engine, const SceneParams& p, std::uint32_t regio
     body.flags = RigidBody::kNeverSleep;
     world.add<RigidBody>(e, body);
     world.add<Kick>(e, Kick{static_cast<std::uint32_t>(scene_unit(p.seed, i, 2) * kKickPeriod)});
-    world.add<render::MeshInstance>(e, {.mesh = cube, .material = colours[i % colours.size()]});
+    world.add<render::MeshInstance>(e, render::MeshInstance{.mesh = cube, .material = colours[i % colours.size()]});
   }
   engine.add_system<const Kick, RigidBody>(
       "kick",

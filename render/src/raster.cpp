@@ -1,1 +1,393 @@
-// placeholder: filled in by the rendering work (issue 13)
+// Triangle setup in fixed point and the tile rasteriser.
+//
+// Setup snaps vertices to a 1/256-pixel grid (kSubpixelBits), culls, and writes edge functions
+// over whole pixels (see raster.h) plus float attribute planes. The rasteriser walks the part of
+// the bounding box inside a tile in 8x8 blocks aligned to the screen: a block whose corners are
+// outside one edge is skipped, one inside all edges is drawn without edge tests, and the rest
+// test each pixel. Pixels go four at a time (one 16-byte row of a block half): edge values step
+// by integer adds, depth is tested before anything is shaded, then colour and UV are
+// interpolated (perspective-correct unless affine), the texture sampled and the result blended.
+//
+// Determinism: an attribute at pixel (x, y) is always base + dy * (y - min_y) + dx * (x - min_x),
+// evaluated from the triangle's origin, never accumulated across pixels or tiles, so a pixel's
+// value does not depend on which tile or thread draws it. Mip levels come from the exact screen
+// derivatives of the perspective-correct UV at each pixel (one level per pixel, nearest level),
+// a pure function of the pixel's coordinates as well.
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+#include "raster_limits.h"
+#include "raster_simd.h"
+#include "raster_texture.h"
+#include "spindle/render/raster.h"
+
+// No a * b + c fused into one rounding here and not there: the same expression must give the
+// same bits in every block and tile.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+namespace spindle::render::raster {
+namespace {
+
+using simd::v4f;
+using simd::v4i;
+using simd::v4u;
+
+thread_local std::uint64_t t_pixels_written = 0;
+
+constexpr int kBlock = 8;  // trivial accept / reject granularity, pixels per side
+
+enum Plane { kZ, kInvW, kU, kV, kR, kG, kB, kA };
+
+// Rounds to the nearest grid point, halves away from zero (the same on every machine).
+std::int32_t snap(float pixels) {
+  const double d = static_cast<double>(pixels) * kSubpixelScale;
+  return static_cast<std::int32_t>(d >= 0.0 ? d + 0.5 : d - 0.5);
+}
+
+// floor(n / 2^kSubpixelBits) for the bounding box.
+std::int32_t floor_div(std::int32_t n) {
+  return n >> kSubpixelBits;
+}
+
+}  // namespace
+
+bool setup_triangle(const ClipVertex& a, const ClipVertex& b, const ClipVertex& c,
+                    const Viewport& viewport, const DrawState& state, Triangle& out) {
+  const ClipVertex* v[3] = {&a, &b, &c};
+  std::int32_t fx[3], fy[3];
+  float inv_w[3], depth[3];
+  const float half_w = 0.5f * static_cast<float>(viewport.width);
+  const float half_h = 0.5f * static_cast<float>(viewport.height);
+  for (int i = 0; i < 3; ++i) {
+    const glm::vec4& p = v[i]->position;
+    if (!(p.w > 0.0f)) return false;
+    inv_w[i] = 1.0f / p.w;
+    const float sx = (p.x * inv_w[i] + 1.0f) * half_w;
+    const float sy = (1.0f - p.y * inv_w[i]) * half_h;
+    if (!(sx >= -kMaxProjectedPixels && sx <= kMaxProjectedPixels && sy >= -kMaxProjectedPixels &&
+          sy <= kMaxProjectedPixels)) {
+      return false;
+    }
+    fx[i] = snap(sx);
+    fy[i] = snap(sy);
+    depth[i] = p.z * inv_w[i] * 0.5f + 0.5f;
+  }
+
+  // Twice the signed area with y down: counter-clockwise with y up is negative here.
+  std::int64_t area =
+      std::int64_t{fx[1] - fx[0]} * (fy[2] - fy[0]) - std::int64_t{fx[2] - fx[0]} * (fy[1] - fy[0]);
+  if (area == 0) return false;
+  if (area > 0 && state.cull == CullMode::Back) return false;
+  int order[3] = {0, 1, 2};  // inside is E >= 0 for every edge once the area is positive
+  if (area < 0) {
+    std::swap(order[1], order[2]);
+    area = -area;
+  }
+
+  // Pixel centres (p + 1/2) inside the snapped bounding box, clamped to the viewport.
+  const std::int32_t half = kSubpixelScale / 2;
+  const std::int32_t lo_x = std::min({fx[0], fx[1], fx[2]});
+  const std::int32_t hi_x = std::max({fx[0], fx[1], fx[2]});
+  const std::int32_t lo_y = std::min({fy[0], fy[1], fy[2]});
+  const std::int32_t hi_y = std::max({fy[0], fy[1], fy[2]});
+  const int min_x = std::max(0, floor_div(lo_x - half + kSubpixelScale - 1));
+  const int min_y = std::max(0, floor_div(lo_y - half + kSubpixelScale - 1));
+  const int max_x = std::min(viewport.width - 1, floor_div(hi_x - half));
+  const int max_y = std::min(viewport.height - 1, floor_div(hi_y - half));
+  if (min_x > max_x || min_y > max_y) return false;
+  out.min_x = static_cast<std::int16_t>(min_x);
+  out.min_y = static_cast<std::int16_t>(min_y);
+  out.max_x = static_cast<std::int16_t>(max_x);
+  out.max_y = static_cast<std::int16_t>(max_y);
+
+  const std::int64_t origin_x = std::int64_t{min_x} * kSubpixelScale + half;
+  const std::int64_t origin_y = std::int64_t{min_y} * kSubpixelScale + half;
+  for (int e = 0; e < 3; ++e) {
+    const int i = order[e];
+    const int j = order[e == 2 ? 0 : e + 1];
+    // E(p) = (xj - xi)(py - yi) - (yj - yi)(px - xi), positive towards the third vertex.
+    const std::int32_t ea = fy[i] - fy[j];
+    const std::int32_t eb = fx[j] - fx[i];
+    std::int64_t ec = std::int64_t{ea} * (origin_x - fx[i]) + std::int64_t{eb} * (origin_y - fy[i]);
+    // Top-left rule with y down: a left edge has inside to its right (a > 0), a top edge is
+    // horizontal with inside below (a == 0, b > 0). Others exclude centres exactly on them.
+    if (!(ea > 0 || (ea == 0 && eb > 0))) ec -= 1;
+    out.edge_a[e] = ea;
+    out.edge_b[e] = eb;
+    out.edge_c[e] = ec >> kSubpixelBits;  // floor: E >= 0 <=> a*dx + b*dy + floor(c/256) >= 0
+  }
+
+  // Attribute planes from the snapped positions, in double so that slivers stay sane.
+  const bool persp = state.perspective;
+  double val[3][Triangle::kPlanes];
+  for (int i = 0; i < 3; ++i) {
+    const ClipVertex& p = *v[i];
+    const double q = persp ? inv_w[i] : 1.0;
+    val[i][kZ] = depth[i];
+    val[i][kInvW] = q;
+    val[i][kU] = p.uv.x * q;
+    val[i][kV] = p.uv.y * q;
+    val[i][kR] = p.color.r * q;
+    val[i][kG] = p.color.g * q;
+    val[i][kB] = p.color.b * q;
+    val[i][kA] = p.color.a * q;
+  }
+  const double x0 = fx[0] / double{kSubpixelScale}, y0 = fy[0] / double{kSubpixelScale};
+  const double dx1 = (fx[1] - fx[0]) / double{kSubpixelScale};
+  const double dy1 = (fy[1] - fy[0]) / double{kSubpixelScale};
+  const double dx2 = (fx[2] - fx[0]) / double{kSubpixelScale};
+  const double dy2 = (fy[2] - fy[0]) / double{kSubpixelScale};
+  const double inv_det = 1.0 / (dx1 * dy2 - dx2 * dy1);
+  const double ox = min_x + 0.5 - x0, oy = min_y + 0.5 - y0;
+  for (int k = 0; k < Triangle::kPlanes; ++k) {
+    const double d1 = val[1][k] - val[0][k];
+    const double d2 = val[2][k] - val[0][k];
+    const double gx = (d1 * dy2 - d2 * dy1) * inv_det;
+    const double gy = (d2 * dx1 - d1 * dx2) * inv_det;
+    out.plane_base[k] = static_cast<float>(val[0][k] + gx * ox + gy * oy);
+    out.plane_dx[k] = static_cast<float>(gx);
+    out.plane_dy[k] = static_cast<float>(gy);
+  }
+  if (state.flat) {
+    const glm::vec4& col = a.color;
+    for (int k = 0; k < 4; ++k) {
+      out.plane_base[kR + k] = col[k];
+      out.plane_dx[kR + k] = 0.0f;
+      out.plane_dy[kR + k] = 0.0f;
+    }
+  }
+  out.sort_depth = (depth[0] + depth[1] + depth[2]) * (1.0f / 3.0f);
+  return true;
+}
+
+namespace {
+
+// What one rasterize_triangle call needs per pixel, gathered once.
+struct Shader {
+  const Triangle* t;
+  const TextureView* tex;  // null: colour only
+  bool persp;              // divide attributes by the interpolated 1/w
+  bool persp_colour;       // ... colour too (not when flat)
+  bool mips;
+  bool bilinear;
+  bool blend;
+  bool depth_test;
+  bool depth_write;
+  float tex_w, tex_h;  // level 0 size, for the level of detail
+};
+
+// A plane's value at four pixels of one row: base + dy * fy + dx * fx, always in this order.
+inline v4f plane(const Triangle& t, int k, float fy, v4f fx) {
+  return simd::splat(t.plane_base[k] + t.plane_dy[k] * fy) + simd::splat(t.plane_dx[k]) * fx;
+}
+
+// The mip level per lane: round(log2(rho)) with rho the larger texel footprint of a pixel step
+// in x or y, from the exact derivative of u = U / W: du/dx = (U_x - u * W_x) / W.
+inline v4i mip_levels(const Shader& s, v4f u, v4f v, v4f inv_w) {
+  const Triangle& t = *s.t;
+  const v4f wx = simd::splat(t.plane_dx[kInvW]), wy = simd::splat(t.plane_dy[kInvW]);
+  const v4f dudx = (simd::splat(t.plane_dx[kU]) - u * wx) * inv_w * s.tex_w;
+  const v4f dvdx = (simd::splat(t.plane_dx[kV]) - v * wx) * inv_w * s.tex_h;
+  const v4f dudy = (simd::splat(t.plane_dy[kU]) - u * wy) * inv_w * s.tex_w;
+  const v4f dvdy = (simd::splat(t.plane_dy[kV]) - v * wy) * inv_w * s.tex_h;
+  const v4f rho2 = simd::vmax(dudx * dudx + dvdx * dvdx, dudy * dudy + dvdy * dvdy);
+  // rho^2 in [2^(2L-1), 2^(2L+1)) is level L: read the exponent of rho^2.
+  const v4i e = ((reinterpret_cast<v4i>(rho2) >> 23) & 0xff) - 127;
+  const v4i level = (e + 1) >> 1;
+  return simd::vmin_i(simd::vmax_i(level, simd::splat_i(0)), simd::splat_i(s.tex->level_count - 1));
+}
+
+// Shades, blends and writes four pixels whose coverage and depth test passed (mask).
+inline void shade(const Shader& s, v4i mask, float fy, v4f fx, v4f z, std::uint32_t* color,
+                  float* depth) {
+  const Triangle& t = *s.t;
+  v4f inv_w = simd::splat(1.0f);
+  if (s.persp) inv_w = simd::splat(1.0f) / plane(t, kInvW, fy, fx);
+  const v4f cw = s.persp_colour ? inv_w : simd::splat(1.0f);
+  const v4f zero = simd::splat(0.0f), one = simd::splat(1.0f);
+  v4f r = simd::vmin(simd::vmax(plane(t, kR, fy, fx) * cw, zero), one);
+  v4f g = simd::vmin(simd::vmax(plane(t, kG, fy, fx) * cw, zero), one);
+  v4f b = simd::vmin(simd::vmax(plane(t, kB, fy, fx) * cw, zero), one);
+  v4f a = simd::vmin(simd::vmax(plane(t, kA, fy, fx) * cw, zero), one);
+  if (s.tex != nullptr) {
+    const v4f u = plane(t, kU, fy, fx) * inv_w;
+    const v4f v = plane(t, kV, fy, fx) * inv_w;
+    v4i level = simd::splat_i(0);
+    if (s.mips) level = mip_levels(s, u, v, inv_w);
+    v4u texel = {0, 0, 0, 0};
+    const int bits = simd::mask_bits(mask);
+    for (int i = 0; i < 4; ++i) {
+      if ((bits & (1 << i)) == 0) continue;
+      const MipLevel& l = s.tex->levels[level[i]];
+      texel[i] = s.bilinear ? sample_bilinear(l, u[i], v[i]) : sample_nearest(l, u[i], v[i]);
+    }
+    r *= simd::to_float(texel & 0xffu);
+    g *= simd::to_float((texel >> 8) & 0xffu);
+    b *= simd::to_float((texel >> 16) & 0xffu);
+    a *= simd::to_float(texel >> 24);
+  } else {
+    const v4f k = simd::splat(255.0f);
+    r *= k;
+    g *= k;
+    b *= k;
+    a *= k;
+  }
+  const v4u old = simd::load_u(color);
+  if (s.blend) {
+    const v4f alpha = a * (1.0f / 255.0f);
+    const v4f keep = one - alpha;
+    r = r * alpha + simd::to_float(old & 0xffu) * keep;
+    g = g * alpha + simd::to_float((old >> 8) & 0xffu) * keep;
+    b = b * alpha + simd::to_float((old >> 16) & 0xffu) * keep;
+    a = a * alpha + simd::to_float(old >> 24) * keep;
+  }
+  // Channels are in [0, 255]: truncating x + 1/2 rounds to nearest.
+  const v4f h = simd::splat(0.5f);
+  const v4i max8 = simd::splat_i(255);
+  const v4u ri = reinterpret_cast<v4u>(simd::vmin_i(simd::truncate(r + h), max8));
+  const v4u gi = reinterpret_cast<v4u>(simd::vmin_i(simd::truncate(g + h), max8));
+  const v4u bi = reinterpret_cast<v4u>(simd::vmin_i(simd::truncate(b + h), max8));
+  const v4u ai = reinterpret_cast<v4u>(simd::vmin_i(simd::truncate(a + h), max8));
+  const v4u packed = ri | (gi << 8) | (bi << 16) | (ai << 24);
+  simd::store_u(color, simd::select(mask, packed, old));
+  if (s.depth_write) simd::store_f(depth, simd::select(mask, z, simd::load_f(depth)));
+}
+
+// One 8x8 block (rows [ry0, ry1], 4-pixel groups g0..g1 of it) with edge values e at the
+// block's top-left pixel. kEdges: test the edges per pixel (a partly covered block).
+template <bool kEdges>
+void draw_block(const Shader& s, const TileTarget& tile, int bx, int by, int ry0, int ry1, int g0,
+                int g1, const v4i* lane_x_mask, const std::int32_t* e, const std::int32_t* ea,
+                const std::int32_t* eb, std::uint64_t& written) {
+  const Triangle& t = *s.t;
+  const v4i steps = {0, 1, 2, 3};
+  v4i edge[2][3];
+  for (int g = 0; g < 2; ++g) {
+    for (int i = 0; i < 3; ++i) {
+      edge[g][i] = simd::splat_i(e[i] + eb[i] * (ry0 - by) + ea[i] * 4 * g) + steps * ea[i];
+    }
+  }
+  const v4f lane = {0.0f, 1.0f, 2.0f, 3.0f};
+  for (int ry = ry0; ry <= ry1; ++ry) {
+    const float fy = static_cast<float>(ry - t.min_y);
+    std::uint32_t* color_row = tile.color + static_cast<std::ptrdiff_t>(ry) * tile.stride;
+    float* depth_row = tile.depth + static_cast<std::ptrdiff_t>(ry) * tile.stride;
+    for (int g = g0; g <= g1; ++g) {
+      v4i mask = lane_x_mask[g];
+      if constexpr (kEdges) {
+        mask &= (edge[g][0] >= 0) & (edge[g][1] >= 0) & (edge[g][2] >= 0);
+        for (int i = 0; i < 3; ++i) edge[g][i] += eb[i];
+      }
+      if (simd::mask_bits(mask) == 0) continue;
+      const int px = bx + 4 * g;
+      const v4f fx = simd::splat(static_cast<float>(px - t.min_x)) + lane;
+      const v4f z = plane(t, kZ, fy, fx);
+      float* d = depth_row + px;
+      if (s.depth_test) {
+        mask &= z < simd::load_f(d);
+        if (simd::mask_bits(mask) == 0) continue;
+      }
+      shade(s, mask, fy, fx, z, color_row + px, d);
+      written += static_cast<unsigned>(simd::lane_count(simd::mask_bits(mask)));
+    }
+    if constexpr (kEdges) {
+      // Groups outside [g0, g1] were not stepped above.
+      for (int g = 0; g < 2; ++g) {
+        if (g >= g0 && g <= g1) continue;
+        for (int i = 0; i < 3; ++i) edge[g][i] += eb[i];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void rasterize_triangle(const Triangle& t, const DrawState& state, const TileTarget& tile) {
+  const int x0 = std::max<int>(t.min_x, tile.x0);
+  const int x1 = std::min<int>(t.max_x, tile.x1 - 1);
+  const int y0 = std::max<int>(t.min_y, tile.y0);
+  const int y1 = std::min<int>(t.max_y, tile.y1 - 1);
+  if (x0 > x1 || y0 > y1) return;
+
+  Shader s{};
+  s.t = &t;
+  s.tex = state.texture != nullptr && state.texture->level_count > 0 ? state.texture : nullptr;
+  s.persp = state.perspective;
+  s.persp_colour = state.perspective && !state.flat;
+  s.mips = s.tex != nullptr && s.tex->mipmaps && s.tex->level_count > 1;
+  s.bilinear = s.tex != nullptr && s.tex->filter == Filter::Bilinear;
+  s.blend = state.blend == BlendMode::Alpha;
+  s.depth_test = state.depth_test;
+  s.depth_write = state.depth_write;
+  if (s.tex != nullptr) {
+    s.tex_w = static_cast<float>(s.tex->levels[0].width);
+    s.tex_h = static_cast<float>(s.tex->levels[0].height);
+  }
+
+  std::uint64_t written = 0;
+  const v4i lane = {0, 1, 2, 3};
+  for (int by = y0 & ~(kBlock - 1); by <= y1; by += kBlock) {
+    const int ry0 = std::max(by, y0), ry1 = std::min(by + kBlock - 1, y1);
+    for (int bx = x0 & ~(kBlock - 1); bx <= x1; bx += kBlock) {
+      std::int32_t e[3], ea[3], eb[3];
+      bool partial = false, rejected = false;
+      for (int i = 0; i < 3; ++i) {
+        const std::int64_t a = t.edge_a[i], b = t.edge_b[i];
+        const std::int64_t v = t.edge_c[i] + a * (bx - t.min_x) + b * (by - t.min_y);
+        const std::int64_t lo =
+            v + (std::min<std::int64_t>(a, 0) + std::min<std::int64_t>(b, 0)) * (kBlock - 1);
+        const std::int64_t hi =
+            v + (std::max<std::int64_t>(a, 0) + std::max<std::int64_t>(b, 0)) * (kBlock - 1);
+        if (hi < 0) {
+          rejected = true;
+          break;
+        }
+        if (lo >= 0) {  // the whole block is inside this edge
+          e[i] = ea[i] = eb[i] = 0;
+        } else {  // |v| is below the edge's change across the block: fits int32
+          e[i] = static_cast<std::int32_t>(v);
+          ea[i] = t.edge_a[i];
+          eb[i] = t.edge_b[i];
+          partial = true;
+        }
+      }
+      if (rejected) continue;
+      // 4-pixel groups of the block that meet [x0, x1]; each stays inside its row's stride.
+      const int g0 = bx + 3 < x0 ? 1 : 0;
+      const int g1 = bx + 4 > x1 ? 0 : 1;
+      v4i lane_x_mask[2];
+      for (int g = 0; g < 2; ++g) {
+        const v4i x = simd::splat_i(bx + 4 * g) + lane;
+        lane_x_mask[g] = (x >= x0) & (x <= x1);
+      }
+      if (partial) {
+        draw_block<true>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb, written);
+      } else {
+        draw_block<false>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb, written);
+      }
+    }
+  }
+  t_pixels_written += written;
+}
+
+void clear_tile(const TileTarget& tile, std::uint32_t color, float depth) {
+  for (int y = tile.y0; y < tile.y1; ++y) {
+    std::uint32_t* c = tile.color + static_cast<std::ptrdiff_t>(y) * tile.stride;
+    float* d = tile.depth + static_cast<std::ptrdiff_t>(y) * tile.stride;
+    std::fill(c + tile.x0, c + tile.x1, color);
+    std::fill(d + tile.x0, d + tile.x1, depth);
+  }
+}
+
+std::uint64_t take_pixel_count() {
+  const std::uint64_t n = t_pixels_written;
+  t_pixels_written = 0;
+  return n;
+}
+
+}  // namespace spindle::render::raster

@@ -190,6 +190,7 @@ struct Renderer::Impl {
     for (const Material& m : materials) states.push_back(state_for(m));
     DrawState world{};
     world.cull = raster::CullMode::None;
+    world.blend = raster::BlendMode::Alpha;
     world.depth_test = !ordering_table();
     world.depth_write = false;
     world.perspective = !ordering_table();

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
     const core::Entity e = world.create();
     world.add<core::Transform>(e, core::Transform::from(at));
     world.add<core::WorldTransform>(e);
-    world.add<render::MeshInstance>(e, {.mesh = mesh, .material = material});
+    world.add<render::MeshInstance>(e, render::MeshInstance{.mesh = mesh, .material = material});
     return e;
   };
   place({0.0f, 0.0f, 0.0f}, floor, crate);

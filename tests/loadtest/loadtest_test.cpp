@@ -496,7 +496,9 @@ TEST(LoadTestRun, ScenesRenderWithScreenshotsAndTheSameImageInEveryMode) {
   ASSERT_EQ(images.size(), 6u);
   for (const auto& [key, set] : images) EXPECT_EQ(set.size(), 1u) << key.first << " " << key.second;
   // Different counts draw different pictures.
-  EXPECT_NE(*images[{"cubes", 50}].begin(), *images[{"cubes", 300}].begin());
+  const auto cubes_50 = *images[{"cubes", 50}].begin();
+  const auto cubes_300 = *images[{"cubes", 300}].begin();
+  EXPECT_NE(cubes_50, cubes_300);
   const std::string html = slurp(dir / "report.html");
   for (const char* scene : {"cubes", "swarm", "imbalanced"})
     for (const char* n : {"50", "300"}) {

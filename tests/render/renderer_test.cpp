@@ -230,7 +230,7 @@ std::uint64_t plugin_frames(jobs::Mode mode, std::uint32_t workers, bool visible
         e, core::Transform::from({static_cast<float>(i % 8) - 3.5f, static_cast<float>(i / 8) - 2.0f, 0},
                                  glm::angleAxis(0.3f * static_cast<float>(i), glm::vec3(0, 1, 0))));
     world.add<core::WorldTransform>(e);
-    world.add<MeshInstance>(e, {.mesh = cube, .material = mat, .visible = visible});
+    world.add<MeshInstance>(e, MeshInstance{.mesh = cube, .material = mat, .visible = visible});
   }
   for (int f = 0; f < 3; ++f) engine.step();
   EXPECT_EQ(r.stats().draws, visible ? 40u : 0u);

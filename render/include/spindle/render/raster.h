@@ -50,10 +50,10 @@ struct DrawState {
   const TextureView* texture = nullptr;  // null or no levels: colour only
   CullMode cull = CullMode::Back;
   BlendMode blend = BlendMode::Opaque;
-  bool flat = false;         // the first vertex's colour over the whole triangle
-  bool depth_test = true;    // less
+  bool flat = false;       // the first vertex's colour over the whole triangle
+  bool depth_test = true;  // less
   bool depth_write = true;
-  bool perspective = true;   // false: affine attributes (the ordering-table path)
+  bool perspective = true;  // false: affine attributes (the ordering-table path)
 };
 
 // Where clip_triangle needs to act.
@@ -79,8 +79,11 @@ inline constexpr int kMaxViewportSide = 8192;
 // A triangle ready for the tiles: fixed-point edge functions (sub-pixel precision, top-left
 // rule), its pixel bounding box, and attribute planes. Produced by setup_triangle only.
 struct Triangle {
-  // Edge functions E_i(x, y) = a_i * x + b_i * y + c_i in the sub-pixel grid, relative to the
-  // bounding box's top-left pixel centre; filled in by setup_triangle (layout private to it).
+  // Edge functions over pixel indices: pixel (x, y) is inside when, for every edge i,
+  // edge_a[i] * (x - min_x) + edge_b[i] * (y - min_y) + edge_c[i] >= 0. a and b are vertex
+  // differences in the sub-pixel grid; c is the sub-pixel edge function at the bounding box's
+  // top-left pixel centre with the top-left bias, divided by the grid scale and rounded down
+  // (exact: a pixel step is a whole number of grid units). Filled in by setup_triangle only.
   std::int32_t edge_a[3];
   std::int32_t edge_b[3];
   std::int64_t edge_c[3];
@@ -92,8 +95,7 @@ struct Triangle {
   float plane_base[kPlanes];
   float plane_dx[kPlanes];
   float plane_dy[kPlanes];
-  float sort_depth;  // mean z/w of the vertices in [0, 1], for the ordering table
-  float lod_bias;    // texture level-of-detail term that setup computes for mip selection
+  float sort_depth;     // mean z/w of the vertices in [0, 1], for the ordering table
   std::uint32_t state;  // the caller's index of this triangle's DrawState (not used here)
 };
 
@@ -125,8 +127,9 @@ void clear_tile(const TileTarget& tile, std::uint32_t color, float depth);
 
 // Draws the part of `t` inside the tile: coverage by the edge functions over blocks of pixels
 // (whole blocks accepted or rejected at once), depth test before shading, perspective-correct
-// (or affine) colour and UV, texture sampling with mip selection, blending. The same triangle,
-// state and tile contents always give the same pixels.
+// (or affine) colour and UV, texture sampling with mip selection (the nearest level to the
+// exact UV footprint at each pixel), blending. The same triangle, state and tile contents always
+// give the same pixels.
 void rasterize_triangle(const Triangle& t, const DrawState& state, const TileTarget& tile);
 
 // Pixels written by rasterize_triangle on this thread since the last call (for throughput

@@ -56,13 +56,19 @@ class [[nodiscard]] Result {
   const Status& status() const { return status_; }
   const std::string& message() const { return status_.message(); }
 
-  T& value() {
+  T& value() & {
     SPINDLE_ASSERT(ok(), "Result::value() called on an error result");
     return *value_;
   }
-  const T& value() const {
+  const T& value() const& {
     SPINDLE_ASSERT(ok(), "Result::value() called on an error result");
     return *value_;
+  }
+  // From a temporary Result the value moves out, so a move-only value (a Texture) can be passed
+  // on directly: r.add_texture(Texture::create(image).value()).
+  T&& value() && {
+    SPINDLE_ASSERT(ok(), "Result::value() called on an error result");
+    return std::move(*value_);
   }
   T value_or(T fallback) const { return ok() ? *value_ : std::move(fallback); }
 
