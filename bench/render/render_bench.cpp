@@ -253,6 +253,11 @@ int main(int argc, char** argv) {
   if (sp) {
     sp->draw_frame(image_frame);
     const render::Image& img = sp->image();
+    const render::Renderer::Stats st = sp->stats();
+    info << "spindle: " << st.triangles_in << " triangles submitted, " << st.triangles_binned
+         << " set up after culling and clipping, " << st.bin_entries << " bin entries, "
+         << st.pixels << " pixels written (" << st.batches << " batches, " << st.tiles
+         << " tiles)\n";
     for (Series& s : series)
       if (s.name == "spindle")
         s.coverage = coverage_of(img.bytes(), img.width(), img.height(),

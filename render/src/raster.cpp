@@ -162,6 +162,7 @@ bool setup_triangle(const ClipVertex& a, const ClipVertex& b, const ClipVertex& 
     }
   }
   out.sort_depth = (depth[0] + depth[1] + depth[2]) * (1.0f / 3.0f);
+  out.min_depth = std::min({depth[0], depth[1], depth[2]});
   return true;
 }
 
@@ -182,13 +183,13 @@ struct Shader {
 };
 
 // A plane's value at four pixels of one row: base + dy * fy + dx * fx, always in this order.
-inline v4f plane(const Triangle& t, int k, float fy, v4f fx) {
+SPINDLE_RASTER_INLINE v4f plane(const Triangle& t, int k, float fy, v4f fx) {
   return simd::splat(t.plane_base[k] + t.plane_dy[k] * fy) + simd::splat(t.plane_dx[k]) * fx;
 }
 
 // The mip level per lane: round(log2(rho)) with rho the larger texel footprint of a pixel step
 // in x or y, from the exact derivative of u = U / W: du/dx = (U_x - u * W_x) / W.
-inline v4i mip_levels(const Shader& s, v4f u, v4f v, v4f inv_w) {
+SPINDLE_RASTER_INLINE v4i mip_levels(const Shader& s, v4f u, v4f v, v4f inv_w) {
   const Triangle& t = *s.t;
   const v4f wx = simd::splat(t.plane_dx[kInvW]), wy = simd::splat(t.plane_dy[kInvW]);
   const v4f dudx = (simd::splat(t.plane_dx[kU]) - u * wx) * inv_w * s.tex_w;
@@ -202,8 +203,12 @@ inline v4i mip_levels(const Shader& s, v4f u, v4f v, v4f inv_w) {
   return simd::vmin_i(simd::vmax_i(level, simd::splat_i(0)), simd::splat_i(s.tex->level_count - 1));
 }
 
+SPINDLE_RASTER_INLINE v4u sample4(const Shader& s, const MipLevel& l, v4f u, v4f v) {
+  return s.bilinear ? sample_bilinear4(l, u, v) : sample_nearest4(l, u, v);
+}
+
 // Shades, blends and writes four pixels whose coverage and depth test passed (mask).
-inline void shade(const Shader& s, v4i mask, float fy, v4f fx, v4f z, std::uint32_t* color,
+SPINDLE_RASTER_INLINE void shade(const Shader& s, v4i mask, float fy, v4f fx, v4f z, std::uint32_t* color,
                   float* depth) {
   const Triangle& t = *s.t;
   v4f inv_w = simd::splat(1.0f);
@@ -217,14 +222,17 @@ inline void shade(const Shader& s, v4i mask, float fy, v4f fx, v4f z, std::uint3
   if (s.tex != nullptr) {
     const v4f u = plane(t, kU, fy, fx) * inv_w;
     const v4f v = plane(t, kV, fy, fx) * inv_w;
-    v4i level = simd::splat_i(0);
-    if (s.mips) level = mip_levels(s, u, v, inv_w);
-    v4u texel = {0, 0, 0, 0};
-    const int bits = simd::mask_bits(mask);
-    for (int i = 0; i < 4; ++i) {
-      if ((bits & (1 << i)) == 0) continue;
-      const MipLevel& l = s.tex->levels[level[i]];
-      texel[i] = s.bilinear ? sample_bilinear(l, u[i], v[i]) : sample_nearest(l, u[i], v[i]);
+    v4u texel;
+    if (!s.mips) {
+      texel = sample4(s, s.tex->levels[0], u, v);
+    } else {
+      const v4i level = mip_levels(s, u, v, inv_w);
+      if (level[0] == level[1] && level[0] == level[2] && level[0] == level[3]) {
+        texel = sample4(s, s.tex->levels[level[0]], u, v);
+      } else {  // lanes on different levels: one at a time, the same arithmetic
+        for (int i = 0; i < 4; ++i)
+          texel[i] = sample4(s, s.tex->levels[level[i]], simd::splat(u[i]), simd::splat(v[i]))[0];
+      }
     }
     r *= simd::to_float(texel & 0xffu);
     g *= simd::to_float((texel >> 8) & 0xffu);
@@ -305,6 +313,25 @@ void draw_block(const Shader& s, const TileTarget& tile, int bx, int by, int ry0
   }
 }
 
+// The farthest depth of the 8x8 block at (bx, by), over its pixels inside the tile.
+float block_max_depth(const TileTarget& tile, int bx, int by) {
+  const int x_end = std::min(bx + kDepthBlock, tile.x1);
+  const int y_end = std::min(by + kDepthBlock, tile.y1);
+  if (x_end == bx + kDepthBlock) {
+    v4f m = simd::splat(0.0f);
+    for (int y = by; y < y_end; ++y) {
+      const float* d = tile.depth + static_cast<std::ptrdiff_t>(y) * tile.stride + bx;
+      m = simd::vmax(m, simd::vmax(simd::load_f(d), simd::load_f(d + 4)));
+    }
+    return std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
+  }
+  float m = 0.0f;
+  for (int y = by; y < y_end; ++y)
+    for (int x = bx; x < x_end; ++x)
+      m = std::max(m, tile.depth[static_cast<std::ptrdiff_t>(y) * tile.stride + x]);
+  return m;
+}
+
 }  // namespace
 
 void rasterize_triangle(const Triangle& t, const DrawState& state, const TileTarget& tile) {
@@ -357,6 +384,12 @@ void rasterize_triangle(const Triangle& t, const DrawState& state, const TileTar
         }
       }
       if (rejected) continue;
+      float* block_max = nullptr;
+      if (tile.block_max_depth != nullptr) {
+        block_max = tile.block_max_depth + (by / kDepthBlock) * tile.block_stride + bx / kDepthBlock;
+        if (s.depth_test && !(t.min_depth < *block_max)) continue;  // hidden behind the block
+      }
+      const std::uint64_t before = written;
       // 4-pixel groups of the block that meet [x0, x1]; each stays inside its row's stride.
       const int g0 = bx + 3 < x0 ? 1 : 0;
       const int g1 = bx + 4 > x1 ? 0 : 1;
@@ -370,6 +403,8 @@ void rasterize_triangle(const Triangle& t, const DrawState& state, const TileTar
       } else {
         draw_block<false>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb, written);
       }
+      if (block_max != nullptr && s.depth_write && written != before)
+        *block_max = block_max_depth(tile, bx, by);
     }
   }
   t_pixels_written += written;
@@ -381,6 +416,12 @@ void clear_tile(const TileTarget& tile, std::uint32_t color, float depth) {
     float* d = tile.depth + static_cast<std::ptrdiff_t>(y) * tile.stride;
     std::fill(c + tile.x0, c + tile.x1, color);
     std::fill(d + tile.x0, d + tile.x1, depth);
+  }
+  if (tile.block_max_depth != nullptr) {
+    for (int by = tile.y0 / kDepthBlock; by * kDepthBlock < tile.y1; ++by) {
+      float* row = tile.block_max_depth + by * tile.block_stride;
+      std::fill(row + tile.x0 / kDepthBlock, row + (tile.x1 + kDepthBlock - 1) / kDepthBlock, depth);
+    }
   }
 }
 

@@ -13,6 +13,13 @@
 #define SPINDLE_RASTER_SSE2 0
 #endif
 
+// The rasteriser's per-pixel helpers must inline into its loops (GCC gives up on the larger ones).
+#if defined(__GNUC__)
+#define SPINDLE_RASTER_INLINE inline __attribute__((always_inline))
+#else
+#define SPINDLE_RASTER_INLINE inline
+#endif
+
 namespace spindle::render::raster::simd {
 
 typedef std::int32_t v4i __attribute__((vector_size(16)));
@@ -85,6 +92,9 @@ inline v4i truncate(v4f v) {
 inline v4u select(v4i mask, v4u a, v4u b) {
   const v4u m = reinterpret_cast<v4u>(mask);
   return (a & m) | (b & ~m);
+}
+inline v4i select(v4i mask, v4i a, v4i b) {
+  return (a & mask) | (b & ~mask);
 }
 inline v4f select(v4i mask, v4f a, v4f b) {
   return reinterpret_cast<v4f>(select(mask, reinterpret_cast<v4u>(a), reinterpret_cast<v4u>(b)));

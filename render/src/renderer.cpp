@@ -34,6 +34,9 @@ struct Batch {
   std::uint64_t triangles_in = 0;
   std::uint32_t invalid = 0;
   bool overflow = false;  // triangles or entries did not fit: grown and redone serially
+  // Per mesh vertex, the draw that last lit it (draw_serial counts this batch's draws).
+  std::vector<std::uint32_t> lit;
+  std::uint32_t draw_serial = 0;
 
   void clear() {
     triangle_count = 0;
@@ -73,6 +76,18 @@ struct Lighting {
   }
 };
 
+// A back face seen in front of the camera, decided in clip space before any division: with every
+// w > 0 the sign of det[x y w] is the sign of the projected triangle's area (y up, so a
+// counter-clockwise front face gives a positive one). Triangles reaching behind the camera are
+// left to setup, after clipping.
+inline bool back_facing(const glm::vec4& a, const glm::vec4& b, const glm::vec4& c) {
+  if (!(a.w > 0.0f && b.w > 0.0f && c.w > 0.0f)) return false;
+  const double det = static_cast<double>(a.x) * (static_cast<double>(b.y) * c.w - static_cast<double>(c.y) * b.w) -
+                     static_cast<double>(a.y) * (static_cast<double>(b.x) * c.w - static_cast<double>(c.x) * b.w) +
+                     static_cast<double>(a.w) * (static_cast<double>(b.x) * c.y - static_cast<double>(c.x) * b.y);
+  return det < 0.0;
+}
+
 }  // namespace
 
 struct Renderer::Impl {
@@ -108,6 +123,8 @@ struct Renderer::Impl {
 
   Image color;
   std::vector<float> depth;
+  std::vector<float> block_depth;  // per 8x8 block, the farthest depth in it (raster.h)
+  int block_stride = 0;
   std::vector<std::uint64_t> tile_pixels;
   // OrderingTable: per tile, its references (far-first bucket << 48 | batch << 32 | triangle)
   // and their sorted copy; ot_tile_base is the prefix sum of the tiles' entry counts.
@@ -141,6 +158,10 @@ struct Renderer::Impl {
     draw_triangles.resize(draws.size() + 1);
     color = Image(c.width, c.height, 0, (c.width + 3) & ~3);
     depth.assign(static_cast<std::size_t>(color.stride()) * c.height, 1.0f);
+    block_stride = (c.width + raster::kDepthBlock - 1) / raster::kDepthBlock;
+    block_depth.assign(static_cast<std::size_t>(block_stride) *
+                           ((c.height + raster::kDepthBlock - 1) / raster::kDepthBlock),
+                       1.0f);
     tile_pixels.resize(tile_count);
     ot_tile_base.resize(tile_count + 1);
     if (ordering_table()) ot_refs.resize(4 * static_cast<std::size_t>(config.triangles_per_batch));
@@ -265,30 +286,52 @@ struct Renderer::Impl {
       const glm::mat3 normal_matrix(d.model);
       const std::span<const Vertex> in = mesh.vertices();
       const VertexOverride* over = d.vertices;
-      for (std::size_t i = 0; i < in.size(); ++i) {
+      const auto position = [&](std::size_t i) {
+        return over != nullptr ? glm::vec3(over->px[i], over->py[i], over->pz[i])
+                               : in[i].position;
+      };
+      // Positions first: back faces are dropped before their vertices are lit.
+      for (std::size_t i = 0; i < in.size(); ++i)
+        verts[i].position = mvp * glm::vec4(position(i), 1.0f);
+      if (++b.draw_serial == 0) {  // wrapped: old stamps could match again
+        std::fill(b.lit.begin(), b.lit.end(), 0u);
+        b.draw_serial = 1;
+      }
+      const std::uint32_t serial = b.draw_serial;
+      std::uint32_t* lit = b.lit.data();
+      const auto light_vertex = [&](std::uint32_t i) {
+        if (lit[i] == serial) return;
+        lit[i] = serial;
         const Vertex& v = in[i];
-        glm::vec3 p = v.position, n = v.normal;
-        if (over != nullptr) {
-          p = {over->px[i], over->py[i], over->pz[i]};
-          if (over->nx != nullptr) n = {over->nx[i], over->ny[i], over->nz[i]};
-        }
         ClipVertex& out = verts[i];
-        out.position = mvp * glm::vec4(p, 1.0f);
         out.uv = v.uv;
         glm::vec4 c = v.color * mat.color;
         if (mat.shading != Shading::Unlit) {
+          glm::vec3 n = v.normal;
+          if (over != nullptr && over->nx != nullptr) n = {over->nx[i], over->ny[i], over->nz[i]};
           glm::vec3 wn = normal_matrix * n;
           const float len = glm::length(wn);
           wn = len > 0.0f ? wn / len : wn;
-          const glm::vec3 wp = glm::vec3(d.model * glm::vec4(p, 1.0f));
+          // The world position only matters to point lights.
+          const glm::vec3 wp = light.point_count > 0
+                                   ? glm::vec3(d.model * glm::vec4(position(i), 1.0f))
+                                   : glm::vec3(0.0f);
           c = glm::vec4(glm::vec3(c) * light.light(wp, wn), c.a);
         }
         out.color = c;
-      }
+      };
       const std::span<const std::uint32_t> idx = mesh.indices();
       b.triangles_in += idx.size() / 3;
-      for (std::size_t t = 0; t + 2 < idx.size(); t += 3)
-        emit_clipped(b, verts[idx[t]], verts[idx[t + 1]], verts[idx[t + 2]], state, d.material);
+      const bool cull = state.cull == raster::CullMode::Back;
+      for (std::size_t t = 0; t + 2 < idx.size(); t += 3) {
+        const std::uint32_t i0 = idx[t], i1 = idx[t + 1], i2 = idx[t + 2];
+        if (cull && back_facing(verts[i0].position, verts[i1].position, verts[i2].position))
+          continue;
+        light_vertex(i0);
+        light_vertex(i1);
+        light_vertex(i2);
+        emit_clipped(b, verts[i0], verts[i1], verts[i2], state, d.material);
+      }
     }
     bin(b);
   }
@@ -375,6 +418,10 @@ struct Renderer::Impl {
     tile.y0 = ty * kTile;
     tile.x1 = std::min(tile.x0 + kTile, config.width);
     tile.y1 = std::min(tile.y0 + kTile, config.height);
+    if (!ordering_table()) {
+      tile.block_max_depth = block_depth.data();
+      tile.block_stride = block_stride;
+    }
     return tile;
   }
 
@@ -455,6 +502,7 @@ core::Result<MeshId> Renderer::add_mesh(Mesh mesh) {
   m.max_mesh_vertices =
       std::max(m.max_mesh_vertices, static_cast<std::uint32_t>(mesh.vertices().size()));
   for (auto& v : m.batch_vertices) v.resize(m.max_mesh_vertices);
+  for (Batch& b : m.batches) b.lit.resize(m.max_mesh_vertices, 0);
   m.meshes.push_back(std::move(mesh));
   return id;
 }

@@ -96,6 +96,7 @@ struct Triangle {
   float plane_dx[kPlanes];
   float plane_dy[kPlanes];
   float sort_depth;     // mean z/w of the vertices in [0, 1], for the ordering table
+  float min_depth;      // the nearest vertex's z/w in [0, 1]: no pixel of it is nearer
   std::uint32_t state;  // the caller's index of this triangle's DrawState (not used here)
 };
 
@@ -116,11 +117,19 @@ inline TileRect tile_bounds(const Triangle& t) {
 // One tile of the colour and depth buffers: pixel (x, y) of the screen is color[y * stride + x]
 // and depth[y * stride + x]; the tile is [x0, x1) x [y0, y1). `color` and `depth` are 16-byte
 // aligned and stride is a multiple of 4.
+//
+// `block_max_depth` (optional) is a coarse depth buffer: per 8x8 block of the screen (row-major,
+// `block_stride` blocks a row) the farthest depth in it. With it, a block the triangle cannot be
+// nearer than (min_depth >= that value) is skipped before any pixel is looked at, which is most
+// of the work of triangles hidden behind others; rasterize_triangle keeps it exact.
+inline constexpr int kDepthBlock = 8;
 struct TileTarget {
   std::uint32_t* color = nullptr;  // bytes R, G, B, A (render::rgba)
   float* depth = nullptr;
   int stride = 0;
   int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  float* block_max_depth = nullptr;
+  int block_stride = 0;
 };
 
 void clear_tile(const TileTarget& tile, std::uint32_t color, float depth);
