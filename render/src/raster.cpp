@@ -144,7 +144,17 @@ bool setup_triangle(const ClipVertex& a, const ClipVertex& b, const ClipVertex& 
   const double dy2 = (fy[2] - fy[0]) / double{kSubpixelScale};
   const double inv_det = 1.0 / (dx1 * dy2 - dx2 * dy1);
   const double ox = min_x + 0.5 - x0, oy = min_y + 0.5 - y0;
-  for (int k = 0; k < Triangle::kPlanes; ++k) {
+  // One colour over the whole triangle: flat shading, or three equal vertex colours (a face lit
+  // through one normal, unlit geometry). Its pixels then skip the colour planes, and so does
+  // setup; an untextured triangle needs no UV planes.
+  out.const_colour = state.flat || (a.color == b.color && a.color == c.color);
+  const int planes = out.const_colour ? kR : Triangle::kPlanes;
+  const bool textured = state.texture != nullptr && state.texture->level_count > 0;
+  for (int k = 0; k < planes; ++k) {
+    if (!textured && (k == kU || k == kV)) {
+      out.plane_base[k] = out.plane_dx[k] = out.plane_dy[k] = 0.0f;
+      continue;
+    }
     const double d1 = val[1][k] - val[0][k];
     const double d2 = val[2][k] - val[0][k];
     const double gx = (d1 * dy2 - d2 * dy1) * inv_det;
@@ -153,7 +163,7 @@ bool setup_triangle(const ClipVertex& a, const ClipVertex& b, const ClipVertex& 
     out.plane_dx[k] = static_cast<float>(gx);
     out.plane_dy[k] = static_cast<float>(gy);
   }
-  if (state.flat) {
+  if (out.const_colour) {
     const glm::vec4& col = a.color;
     for (int k = 0; k < 4; ++k) {
       out.plane_base[kR + k] = col[k];
@@ -174,6 +184,8 @@ struct Shader {
   const TextureView* tex;  // null: colour only
   bool persp;              // divide attributes by the interpolated 1/w
   bool persp_colour;       // ... colour too (not when flat)
+  bool const_colour;       // the same colour at every pixel (flat, or equal vertex colours)
+  v4f colour[4];           // that colour, clamped to [0, 1] (alpha 1 when opaque)
   bool mips;
   bool bilinear;
   bool blend;
@@ -213,12 +225,17 @@ SPINDLE_RASTER_INLINE void shade(const Shader& s, v4i mask, float fy, v4f fx, v4
   const Triangle& t = *s.t;
   v4f inv_w = simd::splat(1.0f);
   if (s.persp) inv_w = simd::splat(1.0f) / plane(t, kInvW, fy, fx);
-  const v4f cw = s.persp_colour ? inv_w : simd::splat(1.0f);
   const v4f zero = simd::splat(0.0f), one = simd::splat(1.0f);
-  v4f r = simd::vmin(simd::vmax(plane(t, kR, fy, fx) * cw, zero), one);
-  v4f g = simd::vmin(simd::vmax(plane(t, kG, fy, fx) * cw, zero), one);
-  v4f b = simd::vmin(simd::vmax(plane(t, kB, fy, fx) * cw, zero), one);
-  v4f a = simd::vmin(simd::vmax(plane(t, kA, fy, fx) * cw, zero), one);
+  v4f r, g, b, a;
+  if (s.const_colour) {  // clamped once per triangle
+    r = s.colour[0], g = s.colour[1], b = s.colour[2], a = s.colour[3];
+  } else {
+    const v4f cw = s.persp_colour ? inv_w : simd::splat(1.0f);
+    r = simd::vmin(simd::vmax(plane(t, kR, fy, fx) * cw, zero), one);
+    g = simd::vmin(simd::vmax(plane(t, kG, fy, fx) * cw, zero), one);
+    b = simd::vmin(simd::vmax(plane(t, kB, fy, fx) * cw, zero), one);
+    a = s.blend ? simd::vmin(simd::vmax(plane(t, kA, fy, fx) * cw, zero), one) : one;
+  }
   if (s.tex != nullptr) {
     const v4f u = plane(t, kU, fy, fx) * inv_w;
     const v4f v = plane(t, kV, fy, fx) * inv_w;
@@ -237,7 +254,7 @@ SPINDLE_RASTER_INLINE void shade(const Shader& s, v4i mask, float fy, v4f fx, v4
     r *= simd::to_float(texel & 0xffu);
     g *= simd::to_float((texel >> 8) & 0xffu);
     b *= simd::to_float((texel >> 16) & 0xffu);
-    a *= simd::to_float(texel >> 24);
+    a = s.blend ? a * simd::to_float(texel >> 24) : simd::splat(255.0f);  // opaque: alpha 255
   } else {
     const v4f k = simd::splat(255.0f);
     r *= k;
@@ -346,6 +363,12 @@ void rasterize_triangle(const Triangle& t, const DrawState& state, const TileTar
   s.tex = state.texture != nullptr && state.texture->level_count > 0 ? state.texture : nullptr;
   s.persp = state.perspective;
   s.persp_colour = state.perspective && !state.flat;
+  s.const_colour = t.const_colour;
+  if (s.const_colour) {
+    for (int k = 0; k < 4; ++k)
+      s.colour[k] = simd::splat(std::min(std::max(t.plane_base[kR + k], 0.0f), 1.0f));
+    if (state.blend != BlendMode::Alpha) s.colour[3] = simd::splat(1.0f);
+  }
   s.mips = s.tex != nullptr && s.tex->mipmaps && s.tex->level_count > 1;
   s.bilinear = s.tex != nullptr && s.tex->filter == Filter::Bilinear;
   s.blend = state.blend == BlendMode::Alpha;
@@ -361,6 +384,13 @@ void rasterize_triangle(const Triangle& t, const DrawState& state, const TileTar
   for (int by = y0 & ~(kBlock - 1); by <= y1; by += kBlock) {
     const int ry0 = std::max(by, y0), ry1 = std::min(by + kBlock - 1, y1);
     for (int bx = x0 & ~(kBlock - 1); bx <= x1; bx += kBlock) {
+      // Hidden behind everything already in the block: nothing to look at (the cheapest test
+      // first; it is what most triangles of a deep scene fail).
+      float* block_max = nullptr;
+      if (tile.block_max_depth != nullptr) {
+        block_max = tile.block_max_depth + (by / kDepthBlock) * tile.block_stride + bx / kDepthBlock;
+        if (s.depth_test && !(t.min_depth < *block_max)) continue;  // hidden behind the block
+      }
       std::int32_t e[3], ea[3], eb[3];
       bool partial = false, rejected = false;
       for (int i = 0; i < 3; ++i) {
@@ -384,11 +414,6 @@ void rasterize_triangle(const Triangle& t, const DrawState& state, const TileTar
         }
       }
       if (rejected) continue;
-      float* block_max = nullptr;
-      if (tile.block_max_depth != nullptr) {
-        block_max = tile.block_max_depth + (by / kDepthBlock) * tile.block_stride + bx / kDepthBlock;
-        if (s.depth_test && !(t.min_depth < *block_max)) continue;  // hidden behind the block
-      }
       const std::uint64_t before = written;
       // 4-pixel groups of the block that meet [x0, x1]; each stays inside its row's stride.
       const int g0 = bx + 3 < x0 ? 1 : 0;

@@ -712,7 +712,7 @@ void Renderer::raster(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t
 }
 
 void Renderer::render(jobs::JobSystem& jobs, std::uint16_t tag) {
-  const std::uint32_t chunks = 2 * jobs.worker_count();
+  const std::uint32_t chunks = 4 * jobs.worker_count();
   prepare(jobs, chunks, tag);
   geometry(jobs, chunks, tag);
   raster(jobs, chunks, tag);

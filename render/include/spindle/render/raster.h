@@ -97,6 +97,7 @@ struct Triangle {
   float plane_dy[kPlanes];
   float sort_depth;     // mean z/w of the vertices in [0, 1], for the ordering table
   float min_depth;      // the nearest vertex's z/w in [0, 1]: no pixel of it is nearer
+  bool const_colour;    // one colour everywhere (flat, or equal vertex colours): plane_base
   std::uint32_t state;  // the caller's index of this triangle's DrawState (not used here)
 };
 

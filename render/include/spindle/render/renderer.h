@@ -161,7 +161,7 @@ class Renderer {
   void prepare(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t tag = 0);
   void geometry(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t tag = 0);
   void raster(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t tag = 0);
-  // All three with chunks = 2 per participant.
+  // All three with chunks = 4 per participant.
   void render(jobs::JobSystem& jobs, std::uint16_t tag = 0);
 
   const Image& image() const;         // the last frame drawn (width x height)
