@@ -59,7 +59,7 @@ struct Options {
   std::string out = "out/loadtest";
   std::uint32_t trace_frames = 8;
   bool pin = true;
-  std::uint32_t width = 640;   // the rendered image
+  std::uint32_t width = 640;  // the rendered image
   std::uint32_t height = 360;
   std::string screenshot_dir;  // --screenshot: one PNG per scene and count
   // Scene parameters given on the command line (--joints 80), by name.
@@ -538,8 +538,7 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   for (const SceneDef* scene : scenes) {
     if (!scene->check) continue;
     for (std::uint32_t objects : scene_objects(*scene, o))
-      if (core::Status s = scene->check(scene_setup_params(o, *scene, objects));
-          !s) {
+      if (core::Status s = scene->check(scene_setup_params(o, *scene, objects)); !s) {
         err << "spindle_loadtest: scene " << scene->name << " with " << objects
             << " objects: " << s.message() << "\n";
         return 2;

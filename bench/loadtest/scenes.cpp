@@ -162,7 +162,8 @@ void setup_boids(core::Engine& engine, const SceneParams& p) {
                  glm::vec2(std::cos(angle), std::sin(angle))});
     world.add<core::Transform>(e);
     world.add<core::WorldTransform>(e);
-    world.add<render::MeshInstance>(e, render::MeshInstance{.mesh = dart, .material = colours[i % colours.size()]});
+    world.add<render::MeshInstance>(
+        e, render::MeshInstance{.mesh = dart, .material = colours[i % colours.size()]});
   }
 
   engine.add_stage(
@@ -322,14 +323,13 @@ void setup_swarm(core::Engine& engine, const SceneParams& p) {
         const std::span<const SwarmAgent> a = ctx.world().storage<SwarmAgent>()->data();
         const std::span<render::DrawCommand> draws =
             rr.append_draws(static_cast<std::uint32_t>(a.size()));
-        ctx.parallel_for(static_cast<std::uint32_t>(draws.size()),
-                         [&](std::uint32_t b, std::uint32_t e) {
-                           for (std::uint32_t i = b; i < e; ++i)
-                             draws[i] = {.mesh = look->cube,
-                                         .material = look->colours[a[i].group],
-                                         .model = glm::translate(glm::mat4(1.0f),
-                                                                 glm::vec3(a[i].pos, 0.35f))};
-                         });
+        ctx.parallel_for(
+            static_cast<std::uint32_t>(draws.size()), [&](std::uint32_t b, std::uint32_t e) {
+              for (std::uint32_t i = b; i < e; ++i)
+                draws[i] = {.mesh = look->cube,
+                            .material = look->colours[a[i].group],
+                            .model = glm::translate(glm::mat4(1.0f), glm::vec3(a[i].pos, 0.35f))};
+            });
       });
   look->cube = r.add_mesh(render::make_cube(2.0f * kSwarmAgentRadius)).value();
   look->colours = add_palette(r, kSwarmGroups);
@@ -447,7 +447,8 @@ void setup_imbalanced(core::Engine& engine, const SceneParams& p) {
   }
   // Each object is a cube on a grid, turned by its four work values (so the picture changes as
   // they do), coloured by the stage cost of its quarter.
-  const auto per_row = static_cast<std::uint32_t>(std::ceil(std::sqrt(std::max(1.0f, static_cast<float>(p.objects)))));
+  const auto per_row = static_cast<std::uint32_t>(
+      std::ceil(std::sqrt(std::max(1.0f, static_cast<float>(p.objects)))));
   const float side = 1.5f * static_cast<float>(per_row);
   struct WorkLook {
     render::MeshId cube = 0;
@@ -467,17 +468,18 @@ void setup_imbalanced(core::Engine& engine, const SceneParams& p) {
         const auto n = static_cast<std::uint32_t>(a.size());
         const std::span<render::DrawCommand> draws = rr.append_draws(n);
         const float half = 0.75f * static_cast<float>(look->per_row);
-        ctx.parallel_for(static_cast<std::uint32_t>(draws.size()), [&](std::uint32_t lo, std::uint32_t hi) {
-          for (std::uint32_t i = lo; i < hi; ++i) {
-            const glm::vec3 at(1.5f * static_cast<float>(i % look->per_row) - half, 0.5f,
-                               1.5f * static_cast<float>(i / look->per_row) - half);
-            const float turn = a[i].v + b[i].v + c[i].v + d[i].v;
-            draws[i] = {.mesh = look->cube,
-                        .material = look->colours[4 * i / std::max(n, 1u)],
-                        .model = glm::rotate(glm::translate(glm::mat4(1.0f), at), turn,
-                                             glm::vec3(0.3f, 1.0f, 0.2f))};
-          }
-        });
+        ctx.parallel_for(
+            static_cast<std::uint32_t>(draws.size()), [&](std::uint32_t lo, std::uint32_t hi) {
+              for (std::uint32_t i = lo; i < hi; ++i) {
+                const glm::vec3 at(1.5f * static_cast<float>(i % look->per_row) - half, 0.5f,
+                                   1.5f * static_cast<float>(i / look->per_row) - half);
+                const float turn = a[i].v + b[i].v + c[i].v + d[i].v;
+                draws[i] = {.mesh = look->cube,
+                            .material = look->colours[4 * i / std::max(n, 1u)],
+                            .model = glm::rotate(glm::translate(glm::mat4(1.0f), at), turn,
+                                                 glm::vec3(0.3f, 1.0f, 0.2f))};
+              }
+            });
       });
   look->cube = r.add_mesh(render::make_cube(1.0f)).value();
   look->colours = add_palette(r, 4);

@@ -100,7 +100,10 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
       [look, &animation](core::StageContext& ctx, render::Renderer& r) {
         submit_characters(ctx, r, animation, *look);
       });
-  look->material = look->renderer->add_material({.name = "skin", .color = {0.85f, 0.7f, 0.55f, 1.0f}, .cull_back = false}).value();
+  look->material =
+      look->renderer
+          ->add_material({.name = "skin", .color = {0.85f, 0.7f, 0.55f, 1.0f}, .cull_back = false})
+          .value();
   for (int k = 0; k < kinds; ++k) {
     const float u = scene_unit(p.seed, static_cast<std::uint64_t>(k), 100);
     core::Result<anim::Character> made =

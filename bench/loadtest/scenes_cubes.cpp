@@ -29,8 +29,8 @@ void setup_cubes(core::Engine& engine, const SceneParams& p) {
   core::World& world = engine.world();
   world.register_component<Cube>("cube");
   engine.add_plugin<core::TransformPlugin>();
-  const auto scene = std::make_shared<cubes::Scene>(cubes::make_scene(
-      p.objects, static_cast<int>(p.width), static_cast<int>(p.height)));
+  const auto scene = std::make_shared<cubes::Scene>(
+      cubes::make_scene(p.objects, static_cast<int>(p.width), static_cast<int>(p.height)));
 
   render::Renderer& r = add_scene_renderer(engine, p, render::Camera{}, p.objects);
   const core::Result<cubes::CubesLook> look = cubes::add_cubes_look(r, *scene);
@@ -50,8 +50,8 @@ void setup_cubes(core::Engine& engine, const SceneParams& p) {
       "spin",
       [scene](core::StageContext& ctx, core::Entity, const Cube& c, core::Transform& t) {
         const auto frame = static_cast<std::uint32_t>(ctx.tick());
-        t.set_rotation(glm::quat_cast(cubes::rotation(cubes::time_of_frame(frame) +
-                                                      scene->phases[c.index])));
+        t.set_rotation(
+            glm::quat_cast(cubes::rotation(cubes::time_of_frame(frame) + scene->phases[c.index])));
       },
       core::Phase::Gameplay);
 }

@@ -108,8 +108,8 @@ void setup_spawn(core::Engine& engine, const SceneParams& p) {
   s.shapes[7] = must(physics.create_shape(ShapeDesc::cylinder(0.4f, 0.6f)));
   // What each shape looks like: boxes as boxes, spheres as spheres, capsules as stretched
   // spheres, cylinders as boxes of their size.
-  render::Renderer& r = add_scene_renderer(engine, p, overview_camera(side, 0.6f, 0.9f),
-                                           n + 2 * s.per_step + 16);
+  render::Renderer& r =
+      add_scene_renderer(engine, p, overview_camera(side, 0.6f, 0.9f), n + 2 * s.per_step + 16);
   const std::vector<render::MaterialId> colours = add_palette(r, 8);
   const auto box = [](glm::vec3 half) {
     return transformed_mesh(render::make_cube(1.0f), glm::scale(glm::mat4(1.0f), 2.0f * half));
@@ -118,9 +118,9 @@ void setup_spawn(core::Engine& engine, const SceneParams& p) {
     return transformed_mesh(render::make_sphere(1.0f, 6, 8), glm::scale(glm::mat4(1.0f), radii));
   };
   const render::Mesh looks[8] = {box({0.25f, 0.25f, 0.25f}), box({0.5f, 0.3f, 0.4f}),
-                                 ball(glm::vec3(0.25f)),      ball(glm::vec3(0.45f)),
-                                 ball({0.2f, 0.45f, 0.2f}),   ball({0.3f, 0.7f, 0.3f}),
-                                 box({0.25f, 0.25f, 0.25f}),  box({0.4f, 0.3f, 0.4f})};
+                                 ball(glm::vec3(0.25f)),     ball(glm::vec3(0.45f)),
+                                 ball({0.2f, 0.45f, 0.2f}),  ball({0.3f, 0.7f, 0.3f}),
+                                 box({0.25f, 0.25f, 0.25f}), box({0.4f, 0.3f, 0.4f})};
   for (std::uint32_t k = 0; k < 8; ++k)
     s.looks[k] = {.mesh = r.add_mesh(looks[k]).value(), .material = colours[k]};
 
@@ -230,7 +230,8 @@ void setup_boxes(core::Engine& engine, const SceneParams& p, std::uint32_t regio
     body.flags = RigidBody::kNeverSleep;
     world.add<RigidBody>(e, body);
     world.add<Kick>(e, Kick{static_cast<std::uint32_t>(scene_unit(p.seed, i, 2) * kKickPeriod)});
-    world.add<render::MeshInstance>(e, render::MeshInstance{.mesh = cube, .material = colours[i % colours.size()]});
+    world.add<render::MeshInstance>(
+        e, render::MeshInstance{.mesh = cube, .material = colours[i % colours.size()]});
   }
   engine.add_system<const Kick, RigidBody>(
       "kick",

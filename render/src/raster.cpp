@@ -220,8 +220,8 @@ SPINDLE_RASTER_INLINE v4u sample4(const Shader& s, const MipLevel& l, v4f u, v4f
 }
 
 // Shades, blends and writes four pixels whose coverage and depth test passed (mask).
-SPINDLE_RASTER_INLINE void shade(const Shader& s, v4i mask, float fy, v4f fx, v4f z, std::uint32_t* color,
-                  float* depth) {
+SPINDLE_RASTER_INLINE void shade(const Shader& s, v4i mask, float fy, v4f fx, v4f z,
+                                 std::uint32_t* color, float* depth) {
   const Triangle& t = *s.t;
   v4f inv_w = simd::splat(1.0f);
   if (s.persp) inv_w = simd::splat(1.0f) / plane(t, kInvW, fy, fx);
@@ -388,7 +388,8 @@ void rasterize_triangle(const Triangle& t, const DrawState& state, const TileTar
       // first; it is what most triangles of a deep scene fail).
       float* block_max = nullptr;
       if (tile.block_max_depth != nullptr) {
-        block_max = tile.block_max_depth + (by / kDepthBlock) * tile.block_stride + bx / kDepthBlock;
+        block_max =
+            tile.block_max_depth + (by / kDepthBlock) * tile.block_stride + bx / kDepthBlock;
         if (s.depth_test && !(t.min_depth < *block_max)) continue;  // hidden behind the block
       }
       std::int32_t e[3], ea[3], eb[3];
@@ -445,7 +446,8 @@ void clear_tile(const TileTarget& tile, std::uint32_t color, float depth) {
   if (tile.block_max_depth != nullptr) {
     for (int by = tile.y0 / kDepthBlock; by * kDepthBlock < tile.y1; ++by) {
       float* row = tile.block_max_depth + by * tile.block_stride;
-      std::fill(row + tile.x0 / kDepthBlock, row + (tile.x1 + kDepthBlock - 1) / kDepthBlock, depth);
+      std::fill(row + tile.x0 / kDepthBlock, row + (tile.x1 + kDepthBlock - 1) / kDepthBlock,
+                depth);
     }
   }
 }

@@ -49,8 +49,8 @@ SPINDLE_RASTER_INLINE simd::v4u lerp4(simd::v4u a, simd::v4u b, simd::v4i f) {
 #if SPINDLE_RASTER_SSE2
   const __m128i zero = _mm_setzero_si128();
   const __m128i va = reinterpret_cast<__m128i>(a), vb = reinterpret_cast<__m128i>(b);
-  const __m128i f2 = _mm_or_si128(reinterpret_cast<__m128i>(f),
-                                  _mm_slli_epi32(reinterpret_cast<__m128i>(f), 16));
+  const __m128i f2 =
+      _mm_or_si128(reinterpret_cast<__m128i>(f), _mm_slli_epi32(reinterpret_cast<__m128i>(f), 16));
   const __m128i f_lo = _mm_unpacklo_epi32(f2, f2);  // texels 0, 1: f0 x4, f1 x4
   const __m128i f_hi = _mm_unpackhi_epi32(f2, f2);
   const __m128i a_lo = _mm_unpacklo_epi8(va, zero), a_hi = _mm_unpackhi_epi8(va, zero);
@@ -65,7 +65,8 @@ SPINDLE_RASTER_INLINE simd::v4u lerp4(simd::v4u a, simd::v4u b, simd::v4i f) {
   for (int i = 0; i < 4; ++i) {
     std::uint32_t r = 0;
     for (int c = 0; c < 32; c += 8) {
-      const int ca = static_cast<int>((a[i] >> c) & 0xffu), cb = static_cast<int>((b[i] >> c) & 0xffu);
+      const int ca = static_cast<int>((a[i] >> c) & 0xffu),
+                cb = static_cast<int>((b[i] >> c) & 0xffu);
       r |= static_cast<std::uint32_t>(ca + (((cb - ca) * f[i]) >> 7)) << c;
     }
     out[i] = r;
@@ -89,10 +90,12 @@ SPINDLE_RASTER_INLINE simd::v4u sample_bilinear4(const MipLevel& l, simd::v4f u,
 }
 
 SPINDLE_RASTER_INLINE simd::v4u sample_nearest4(const MipLevel& l, simd::v4f u, simd::v4f v) {
-  const simd::v4i xi = simd::vmin_i(simd::truncate(fraction4(u) * simd::splat(static_cast<float>(l.width))),
-                                    simd::splat_i(l.width - 1));
-  const simd::v4i yi = simd::vmin_i(simd::truncate(fraction4(v) * simd::splat(static_cast<float>(l.height))),
-                                    simd::splat_i(l.height - 1));
+  const simd::v4i xi =
+      simd::vmin_i(simd::truncate(fraction4(u) * simd::splat(static_cast<float>(l.width))),
+                   simd::splat_i(l.width - 1));
+  const simd::v4i yi =
+      simd::vmin_i(simd::truncate(fraction4(v) * simd::splat(static_cast<float>(l.height))),
+                   simd::splat_i(l.height - 1));
   return fetch4(l, yi * simd::splat_i(l.width) + xi);
 }
 

@@ -38,14 +38,15 @@ void submit_instances(core::StageContext& ctx, const Q& query, Renderer& r,
   core::for_each_chunk(ctx.jobs(), chunks, {"render_submit", ctx.tag()}, [&](std::uint32_t c) {
     const core::ChunkRange range = core::chunk_range(n, chunks, c);
     std::uint32_t i = counts[c];
-    query.each_range(static_cast<std::uint32_t>(range.begin), static_cast<std::uint32_t>(range.end),
-                     [&](core::Entity, const core::WorldTransform& w, const MeshInstance& m) {
-                       if (!m.visible) return;
-                       if (i < draws.size())  // past max_draws: refused and counted
-                         draws[i] = {.mesh = m.mesh, .material = m.material, .model = w.matrix,
-                                     .layer = m.layer};
-                       ++i;
-                     });
+    query.each_range(
+        static_cast<std::uint32_t>(range.begin), static_cast<std::uint32_t>(range.end),
+        [&](core::Entity, const core::WorldTransform& w, const MeshInstance& m) {
+          if (!m.visible) return;
+          if (i < draws.size())  // past max_draws: refused and counted
+            draws[i] = {
+                .mesh = m.mesh, .material = m.material, .model = w.matrix, .layer = m.layer};
+          ++i;
+        });
   });
 }
 
@@ -67,7 +68,8 @@ void RenderPlugin::build(core::Engine& engine) {
   engine.add_stage(
       {.name = "render_submit",
        .phase = kRenderPrepPhase,
-       .access = core::Access{}.read<core::WorldTransform>().read<MeshInstance>().write<RendererAccess>(),
+       .access =
+           core::Access{}.read<core::WorldTransform>().read<MeshInstance>().write<RendererAccess>(),
        .run =
            [r, cfg, counts = std::vector<std::uint32_t>(kMaxSubmitChunks + 1)](
                core::StageContext& ctx) mutable {
@@ -76,14 +78,13 @@ void RenderPlugin::build(core::Engine& engine) {
              if (cfg->submit) cfg->submit(ctx, *r);
            },
        .simulation = false});
-  engine.add_stage({.name = "render_prep",
-                    .phase = kRenderPrepPhase,
-                    .access = core::Access{}.write<RendererAccess>(),
-                    .after = {"render_submit"},
-                    .run = [r](core::StageContext& ctx) {
-                      r->prepare(ctx.jobs(), ctx.split(), ctx.tag());
-                    },
-                    .simulation = false});
+  engine.add_stage(
+      {.name = "render_prep",
+       .phase = kRenderPrepPhase,
+       .access = core::Access{}.write<RendererAccess>(),
+       .after = {"render_submit"},
+       .run = [r](core::StageContext& ctx) { r->prepare(ctx.jobs(), ctx.split(), ctx.tag()); },
+       .simulation = false});
   engine.add_stage({.name = "render_geometry",
                     .phase = kRenderPhase,
                     .access = core::Access{}.write<RendererAccess>(),
@@ -94,14 +95,13 @@ void RenderPlugin::build(core::Engine& engine) {
                           r->geometry(ctx.jobs(), ctx.split(), ctx.tag());
                         },
                     .simulation = false});
-  engine.add_stage({.name = "render_raster",
-                    .phase = kRenderPhase,
-                    .access = core::Access{}.write<RendererAccess>(),
-                    .after = {"render_geometry"},
-                    .run = [r](core::StageContext& ctx) {
-                      r->raster(ctx.jobs(), ctx.split(), ctx.tag());
-                    },
-                    .simulation = false});
+  engine.add_stage(
+      {.name = "render_raster",
+       .phase = kRenderPhase,
+       .access = core::Access{}.write<RendererAccess>(),
+       .after = {"render_geometry"},
+       .run = [r](core::StageContext& ctx) { r->raster(ctx.jobs(), ctx.split(), ctx.tag()); },
+       .simulation = false});
 }
 
 void draw_frame_overlay(Renderer& r, const core::Engine& engine, const core::FrameStats& stats) {

@@ -82,9 +82,10 @@ struct Lighting {
 // left to setup, after clipping.
 inline bool back_facing(const glm::vec4& a, const glm::vec4& b, const glm::vec4& c) {
   if (!(a.w > 0.0f && b.w > 0.0f && c.w > 0.0f)) return false;
-  const double det = static_cast<double>(a.x) * (static_cast<double>(b.y) * c.w - static_cast<double>(c.y) * b.w) -
-                     static_cast<double>(a.y) * (static_cast<double>(b.x) * c.w - static_cast<double>(c.x) * b.w) +
-                     static_cast<double>(a.w) * (static_cast<double>(b.x) * c.y - static_cast<double>(c.x) * b.y);
+  const double det =
+      static_cast<double>(a.x) * (static_cast<double>(b.y) * c.w - static_cast<double>(c.y) * b.w) -
+      static_cast<double>(a.y) * (static_cast<double>(b.x) * c.w - static_cast<double>(c.x) * b.w) +
+      static_cast<double>(a.w) * (static_cast<double>(b.x) * c.y - static_cast<double>(c.x) * b.y);
   return det < 0.0;
 }
 
@@ -115,7 +116,7 @@ struct Renderer::Impl {
   RenderPrep prep;
 
   std::vector<Batch> batches;
-  std::uint32_t batch_count = 0;  // used this frame
+  std::uint32_t batch_count = 0;                        // used this frame
   std::vector<std::vector<ClipVertex>> batch_vertices;  // per batch: one draw's vertices
   std::vector<std::uint64_t> draw_triangles;            // prefix sums over the sorted list
   Batch debug_batch;
@@ -135,13 +136,11 @@ struct Renderer::Impl {
   bool logged_grow = false, logged_invalid = false, logged_refused = false;
 
   explicit Impl(const RendererConfig& c)
-      : config(c),
-        debug(c.debug_lines, c.debug_chars),
-        prep(std::max(c.max_draws, 1u), 256, 256) {
+      : config(c), debug(c.debug_lines, c.debug_chars), prep(std::max(c.max_draws, 1u), 256, 256) {
     SPINDLE_ASSERTF(c.width > 0 && c.height > 0 && c.width <= raster::kMaxViewportSide &&
                         c.height <= raster::kMaxViewportSide,
-                    "renderer: %dx%d is not a viewport size (1 to %d per side)", c.width,
-                    c.height, raster::kMaxViewportSide);
+                    "renderer: %dx%d is not a viewport size (1 to %d per side)", c.width, c.height,
+                    raster::kMaxViewportSide);
     config.max_batches = std::max(config.max_batches, 1u);
     config.triangles_per_batch = std::max(config.triangles_per_batch, 64u);
     config.ordering_buckets = std::clamp(config.ordering_buckets, 2u, 65536u);
@@ -167,9 +166,8 @@ struct Renderer::Impl {
     if (ordering_table()) ot_refs.resize(4 * static_cast<std::size_t>(config.triangles_per_batch));
 
     // The font's atlas is a texture like any other; text quads sample it texel for texel.
-    auto font_texture =
-        Texture::create(font_atlas(), {.name = "debug font", .mipmaps = false,
-                                       .filter = Filter::Nearest});
+    auto font_texture = Texture::create(
+        font_atlas(), {.name = "debug font", .mipmaps = false, .filter = Filter::Nearest});
     SPINDLE_ASSERTF(font_texture.ok(), "renderer: the built-in font: %s",
                     font_texture.status().c_str());
     font = std::make_unique<Texture>(std::move(font_texture.value()));
@@ -287,8 +285,7 @@ struct Renderer::Impl {
       const std::span<const Vertex> in = mesh.vertices();
       const VertexOverride* over = d.vertices;
       const auto position = [&](std::size_t i) {
-        return over != nullptr ? glm::vec3(over->px[i], over->py[i], over->pz[i])
-                               : in[i].position;
+        return over != nullptr ? glm::vec3(over->px[i], over->py[i], over->pz[i]) : in[i].position;
       };
       // Positions first: back faces are dropped before their vertices are lit.
       for (std::size_t i = 0; i < in.size(); ++i)
@@ -346,7 +343,8 @@ struct Renderer::Impl {
       const raster::TileRect r = raster::tile_bounds(b.triangles[i]);
       for (int ty = r.y0; ty <= r.y1; ++ty)
         for (int tx = r.x0; tx <= r.x1; ++tx) ++off[ty * tiles_x + tx + 1];
-      total += static_cast<std::size_t>(r.x1 - r.x0 + 1) * static_cast<std::size_t>(r.y1 - r.y0 + 1);
+      total +=
+          static_cast<std::size_t>(r.x1 - r.x0 + 1) * static_cast<std::size_t>(r.y1 - r.y0 + 1);
     }
     if (total > b.entries.size()) {
       b.overflow = true;
@@ -543,11 +541,21 @@ const Mesh& Renderer::mesh(MeshId id) const {
   return impl_->meshes[id];
 }
 
-void Renderer::set_camera(const Camera& camera) { impl_->camera = camera; }
-const Camera& Renderer::camera() const { return impl_->camera; }
-Lights& Renderer::lights() { return impl_->lights; }
-DebugDraw& Renderer::debug() { return impl_->debug; }
-const RendererConfig& Renderer::config() const { return impl_->config; }
+void Renderer::set_camera(const Camera& camera) {
+  impl_->camera = camera;
+}
+const Camera& Renderer::camera() const {
+  return impl_->camera;
+}
+Lights& Renderer::lights() {
+  return impl_->lights;
+}
+DebugDraw& Renderer::debug() {
+  return impl_->debug;
+}
+const RendererConfig& Renderer::config() const {
+  return impl_->config;
+}
 
 std::span<DrawCommand> Renderer::begin_frame(std::uint32_t count) {
   impl_->draw_count = 0;
@@ -604,9 +612,9 @@ void Renderer::prepare(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_
         continue;
       }
       const Mesh& mesh = m.meshes[d.mesh];
-      const float scale = std::max({glm::length(glm::vec3(d.model[0])),
-                                    glm::length(glm::vec3(d.model[1])),
-                                    glm::length(glm::vec3(d.model[2]))});
+      const float scale =
+          std::max({glm::length(glm::vec3(d.model[0])), glm::length(glm::vec3(d.model[1])),
+                    glm::length(glm::vec3(d.model[2]))});
       o.center = glm::vec3(d.model * glm::vec4(mesh.bounds_center(), 1.0f));
       // Skinned vertices may leave the bind pose's sphere: twice its radius covers a walk.
       o.radius = mesh.bounds_radius() * scale * (d.vertices != nullptr ? 2.0f : 1.0f);
@@ -658,8 +666,7 @@ void Renderer::geometry(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16
                                     prefix);
   };
   core::for_each_chunk(jobs, batches, {"render_geometry", tag}, [&](std::uint32_t c) {
-    m.run_batch(m.batches[c], m.batch_vertices[c], boundary(c), boundary(c + 1), view_proj,
-                light);
+    m.run_batch(m.batches[c], m.batch_vertices[c], boundary(c), boundary(c + 1), view_proj, light);
   });
   // A batch that did not fit grows and runs again here, so nothing is dropped.
   for (std::uint32_t c = 0; c < batches; ++c) {
@@ -718,11 +725,17 @@ void Renderer::render(jobs::JobSystem& jobs, std::uint16_t tag) {
   raster(jobs, chunks, tag);
 }
 
-const Image& Renderer::image() const { return impl_->color; }
-std::uint64_t Renderer::image_hash() const { return impl_->color.hash(); }
+const Image& Renderer::image() const {
+  return impl_->color;
+}
+std::uint64_t Renderer::image_hash() const {
+  return impl_->color.hash();
+}
 core::Status Renderer::screenshot(const std::string& path) const {
   return write_png(impl_->color, path);
 }
-Renderer::Stats Renderer::stats() const { return impl_->stats; }
+Renderer::Stats Renderer::stats() const {
+  return impl_->stats;
+}
 
 }  // namespace spindle::render

@@ -86,11 +86,10 @@ int main(int argc, char** argv) {
   }
 
   const render::Renderer::Stats s = r.stats();
-  std::printf("render: %s mode, %u draws, %llu triangles drawn, %llu pixels, hash %016llx\n",
-              jobs::to_string(engine.mode()), s.draws,
-              static_cast<unsigned long long>(s.triangles_binned),
-              static_cast<unsigned long long>(s.pixels),
-              static_cast<unsigned long long>(r.image_hash()));
+  std::printf(
+      "render: %s mode, %u draws, %llu triangles drawn, %llu pixels, hash %016llx\n",
+      jobs::to_string(engine.mode()), s.draws, static_cast<unsigned long long>(s.triangles_binned),
+      static_cast<unsigned long long>(s.pixels), static_cast<unsigned long long>(r.image_hash()));
   if (!out.empty()) {
     if (core::Status st = r.screenshot(out); !st) {
       std::fprintf(stderr, "render: %s\n", st.c_str());

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "alloc_counter.h"
-#include "spindle/algorithms/radix_sort.h"
 #include "render_scene.h"
+#include "spindle/algorithms/radix_sort.h"
 #include "spindle/render/draw_list.h"
 #include "test_util.h"
 

@@ -35,14 +35,16 @@ inline SceneIds build_scene(Renderer& r) {
   const TextureId tex =
       r.add_texture(Texture::create(checker_image(), {.name = "checker"}).value()).value();
   ids.textured = r.add_material({.name = "textured", .texture = tex}).value();
-  ids.flat = r.add_material({.name = "flat", .color = {0.3f, 0.9f, 0.4f, 1.0f},
-                             .shading = Shading::Flat})
-                 .value();
-  ids.unlit = r.add_material({.name = "unlit", .color = {0.9f, 0.2f, 0.3f, 1.0f},
-                              .shading = Shading::Unlit})
+  ids.flat =
+      r.add_material({.name = "flat", .color = {0.3f, 0.9f, 0.4f, 1.0f}, .shading = Shading::Flat})
+          .value();
+  ids.unlit = r.add_material(
+                   {.name = "unlit", .color = {0.9f, 0.2f, 0.3f, 1.0f}, .shading = Shading::Unlit})
                   .value();
-  ids.glass = r.add_material({.name = "glass", .color = {0.6f, 0.8f, 1.0f, 0.5f},
-                              .translucent = true, .cull_back = false})
+  ids.glass = r.add_material({.name = "glass",
+                              .color = {0.6f, 0.8f, 1.0f, 0.5f},
+                              .translucent = true,
+                              .cull_back = false})
                   .value();
   Camera cam;
   cam.position = {0.0f, 1.0f, 6.0f};
@@ -52,7 +54,8 @@ inline SceneIds build_scene(Renderer& r) {
   cam.far_plane = 60.0f;
   r.set_camera(cam);
   r.lights().point_count = 1;
-  r.lights().points[0] = {.position = {2.0f, 2.0f, 2.0f}, .color = {1.0f, 0.8f, 0.6f}, .range = 8.0f};
+  r.lights().points[0] = {
+      .position = {2.0f, 2.0f, 2.0f}, .color = {1.0f, 0.8f, 0.6f}, .range = 8.0f};
   return ids;
 }
 
@@ -65,7 +68,7 @@ inline void submit_scene(Renderer& r, const SceneIds& ids, std::uint32_t count, 
     const float y = static_cast<float>((i / 7) % 4) * 1.3f - 2.0f;
     const float z = -static_cast<float>(i / 28) * 1.6f;
     glm::mat4 m = glm::translate(glm::mat4(1.0f), {x, y, z});
-    if (i == 3) m = glm::translate(glm::mat4(1.0f), {0.2f, 0.9f, 5.6f});  // across the near plane
+    if (i == 3) m = glm::translate(glm::mat4(1.0f), {0.2f, 0.9f, 5.6f});    // across the near plane
     if (i == 5) m = glm::translate(glm::mat4(1.0f), {400.0f, 0.0f, 0.0f});  // off screen
     m = glm::rotate(m, 0.05f * static_cast<float>(frame) + 0.3f * static_cast<float>(i),
                     glm::normalize(glm::vec3(1.0f, 2.0f, 0.5f)));

@@ -111,8 +111,8 @@ TEST(Renderer, BadDrawsAreSkippedAndCounted) {
   const std::uint64_t good = r.image_hash();
 
   test::submit_scene(r, ids, 20, 0);
-  ASSERT_TRUE(r.submit({.mesh = 99, .material = ids.flat}));      // no such mesh
-  ASSERT_TRUE(r.submit({.mesh = ids.cube, .material = 1234}));    // no such material
+  ASSERT_TRUE(r.submit({.mesh = 99, .material = ids.flat}));    // no such mesh
+  ASSERT_TRUE(r.submit({.mesh = ids.cube, .material = 1234}));  // no such material
   r.render(js);
   EXPECT_EQ(r.stats().invalid_draws, 2u);
   EXPECT_EQ(r.image_hash(), good);
@@ -157,11 +157,12 @@ TEST(Renderer, OrderingTableDrawsTheSameSceneRecognisably) {
     r.set_camera(cam);
     for (int i = 0; i < 12; ++i) {
       const glm::vec3 at(static_cast<float>(i % 4) - 1.5f + 0.3f * static_cast<float>(i / 4),
-                         static_cast<float>(i / 4) * 0.5f - 0.5f, -2.0f * static_cast<float>(i / 4));
+                         static_cast<float>(i / 4) * 0.5f - 0.5f,
+                         -2.0f * static_cast<float>(i / 4));
       r.submit({.mesh = cube,
                 .material = i % 2 ? a : b,
-                .model = glm::rotate(glm::translate(glm::mat4(1.0f), at), 0.4f * static_cast<float>(i),
-                                     glm::vec3(0.2f, 1.0f, 0.1f))});
+                .model = glm::rotate(glm::translate(glm::mat4(1.0f), at),
+                                     0.4f * static_cast<float>(i), glm::vec3(0.2f, 1.0f, 0.1f))});
     }
     r.render(js);
     return Image(r.image());
@@ -227,8 +228,9 @@ std::uint64_t plugin_frames(jobs::Mode mode, std::uint32_t workers, bool visible
   for (int i = 0; i < 40; ++i) {
     const core::Entity e = world.create();
     world.add<core::Transform>(
-        e, core::Transform::from({static_cast<float>(i % 8) - 3.5f, static_cast<float>(i / 8) - 2.0f, 0},
-                                 glm::angleAxis(0.3f * static_cast<float>(i), glm::vec3(0, 1, 0))));
+        e, core::Transform::from(
+               {static_cast<float>(i % 8) - 3.5f, static_cast<float>(i / 8) - 2.0f, 0},
+               glm::angleAxis(0.3f * static_cast<float>(i), glm::vec3(0, 1, 0))));
     world.add<core::WorldTransform>(e);
     world.add<MeshInstance>(e, MeshInstance{.mesh = cube, .material = mat, .visible = visible});
   }

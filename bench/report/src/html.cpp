@@ -556,10 +556,9 @@ void thumbnails(std::string& out, const Run& run, const std::string& scene,
         std::filesystem::absolute(se.screenshot, ec), std::filesystem::absolute(root, ec), ec);
     const std::string src = ec || rel.empty() ? se.screenshot : rel.generic_string();
     row += "<figure style=\"display:inline-block;margin:4px\"><a href=\"" + html_escape(src) +
-           "\"><img src=\"" + html_escape(src) + "\" width=\"320\" alt=\"" +
-           html_escape(scene) + ", " + std::to_string(se.objects) +
-           " objects\"></a><figcaption>" + std::to_string(se.objects) +
-           " objects, last frame</figcaption></figure>\n";
+           "\"><img src=\"" + html_escape(src) + "\" width=\"320\" alt=\"" + html_escape(scene) +
+           ", " + std::to_string(se.objects) + " objects\"></a><figcaption>" +
+           std::to_string(se.objects) + " objects, last frame</figcaption></figure>\n";
   }
   if (!row.empty()) out += "<div>\n" + row + "</div>\n";
 }

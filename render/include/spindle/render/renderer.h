@@ -100,8 +100,8 @@ struct RendererConfig {
   int width = 640;
   int height = 360;
   RenderPath path = RenderPath::DepthBuffer;
-  std::uint32_t max_draws = 65536;       // draws one frame takes (more: refused by begin_frame)
-  std::uint32_t max_batches = 64;        // geometry batches at most
+  std::uint32_t max_draws = 65536;  // draws one frame takes (more: refused by begin_frame)
+  std::uint32_t max_batches = 64;   // geometry batches at most
   std::uint32_t triangles_per_batch = 16384;  // initial; grows between steps when exceeded
   std::uint32_t ordering_buckets = 1024;      // OrderingTable: depth buckets
   glm::vec4 clear_color{0.1f, 0.1f, 0.12f, 1.0f};
@@ -164,23 +164,23 @@ class Renderer {
   // All three with chunks = 4 per participant.
   void render(jobs::JobSystem& jobs, std::uint16_t tag = 0);
 
-  const Image& image() const;         // the last frame drawn (width x height)
-  std::uint64_t image_hash() const;   // image().hash()
+  const Image& image() const;                              // the last frame drawn (width x height)
+  std::uint64_t image_hash() const;                        // image().hash()
   core::Status screenshot(const std::string& path) const;  // write_png(image())
 
   struct Stats {
     std::uint64_t frames = 0;
-    std::uint32_t draws = 0;            // submitted this frame
-    std::uint32_t draws_refused = 0;    // past max_draws, this frame
-    std::uint32_t draws_visible = 0;    // after culling
-    std::uint64_t triangles_in = 0;     // of the visible draws
-    std::uint64_t triangles_binned = 0; // after clipping and rejection
-    std::uint64_t bin_entries = 0;      // triangle x tile references
+    std::uint32_t draws = 0;             // submitted this frame
+    std::uint32_t draws_refused = 0;     // past max_draws, this frame
+    std::uint32_t draws_visible = 0;     // after culling
+    std::uint64_t triangles_in = 0;      // of the visible draws
+    std::uint64_t triangles_binned = 0;  // after clipping and rejection
+    std::uint64_t bin_entries = 0;       // triangle x tile references
     std::uint32_t batches = 0;
     std::uint32_t tiles = 0;
-    std::uint64_t pixels = 0;           // pixels written by the rasteriser
-    std::uint64_t grows = 0;            // buffers grown since construction
-    std::uint64_t invalid_draws = 0;    // unknown mesh/material: skipped (logged once)
+    std::uint64_t pixels = 0;         // pixels written by the rasteriser
+    std::uint64_t grows = 0;          // buffers grown since construction
+    std::uint64_t invalid_draws = 0;  // unknown mesh/material: skipped (logged once)
   };
   Stats stats() const;
   const RendererConfig& config() const;
