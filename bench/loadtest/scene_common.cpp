@@ -28,12 +28,13 @@ render::Camera overview_camera(float side, float height, float distance) {
 
 render::Renderer& add_scene_renderer(
     core::Engine& engine, const SceneParams& p, render::Camera camera, std::uint32_t max_draws,
-    std::function<void(core::StageContext&, render::Renderer&)> submit) {
+    std::function<void(core::StageContext&, render::Renderer&)> submit, core::Access submit_reads) {
   render::RenderPluginConfig config;
   config.renderer.width = static_cast<int>(p.width);
   config.renderer.height = static_cast<int>(p.height);
   config.renderer.max_draws = std::max(max_draws, 16u);
   config.submit = std::move(submit);
+  config.submit_access = std::move(submit_reads);
   render::Renderer& r = engine.add_plugin<render::RenderPlugin>(std::move(config)).renderer();
   camera.aspect = static_cast<float>(p.width) / static_cast<float>(p.height);
   r.set_camera(camera);

@@ -36,11 +36,13 @@ struct SceneRendering {
 };
 
 // Adds the RenderPlugin (entities with WorldTransform + MeshInstance are drawn; `submit` adds
-// draws of things that are not entities) at p.width x p.height, with `camera` (its aspect set to
-// the image's), a sun and a little ambient light, for up to `max_draws` draws a frame.
+// draws of things that are not entities; `submit_reads` is what it reads) at p.width x p.height,
+// with `camera` (its aspect set to the image's), a sun and a little ambient light, for up to
+// `max_draws` draws a frame.
 render::Renderer& add_scene_renderer(
     core::Engine& engine, const SceneParams& p, render::Camera camera, std::uint32_t max_draws,
-    std::function<void(core::StageContext&, render::Renderer&)> submit = {});
+    std::function<void(core::StageContext&, render::Renderer&)> submit = {},
+    core::Access submit_reads = {});
 
 // `mesh` with its positions transformed by `m` (normals by its inverse transpose, renormalised).
 render::Mesh transformed_mesh(const render::Mesh& mesh, const glm::mat4& m);

@@ -319,7 +319,8 @@ void setup_swarm(core::Engine& engine, const SceneParams& p) {
   };
   auto look = std::make_shared<SwarmLook>();
   render::Renderer& r = add_scene_renderer(
-      engine, p, camera, n, [look](core::StageContext& ctx, render::Renderer& rr) {
+      engine, p, camera, n,
+      [look](core::StageContext& ctx, render::Renderer& rr) {
         const std::span<const SwarmAgent> a = ctx.world().storage<SwarmAgent>()->data();
         const std::span<render::DrawCommand> draws =
             rr.append_draws(static_cast<std::uint32_t>(a.size()));
@@ -330,7 +331,8 @@ void setup_swarm(core::Engine& engine, const SceneParams& p) {
                             .material = look->colours[a[i].group],
                             .model = glm::translate(glm::mat4(1.0f), glm::vec3(a[i].pos, 0.35f))};
             });
-      });
+      },
+      core::Access{}.read<SwarmAgent>());
   look->cube = r.add_mesh(render::make_cube(2.0f * kSwarmAgentRadius)).value();
   look->colours = add_palette(r, kSwarmGroups);
 
@@ -480,7 +482,8 @@ void setup_imbalanced(core::Engine& engine, const SceneParams& p) {
                                                  glm::vec3(0.3f, 1.0f, 0.2f))};
               }
             });
-      });
+      },
+      core::Access{}.read<WorkA, WorkB, WorkC, WorkD>());
   look->cube = r.add_mesh(render::make_cube(1.0f)).value();
   look->colours = add_palette(r, 4);
   engine.add_stage({.name = "serial",

@@ -99,7 +99,8 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
       engine, p, overview_camera(static_cast<float>(side) * spacing, 0.5f, 1.0f), p.objects,
       [look, &animation](core::StageContext& ctx, render::Renderer& r) {
         submit_characters(ctx, r, animation, *look);
-      });
+      },
+      core::Access{}.read<anim::Animation, CrowdMember>());
   look->material =
       look->renderer
           ->add_material({.name = "skin", .color = {0.85f, 0.7f, 0.55f, 1.0f}, .cull_back = false})

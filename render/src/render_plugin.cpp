@@ -65,19 +65,20 @@ void RenderPlugin::build(core::Engine& engine) {
   // The renderer is reached through the plugin, not the world; this type stands for it in the
   // stages' access sets so the frame graph orders them.
   struct RendererAccess {};
-  engine.add_stage(
-      {.name = "render_submit",
-       .phase = kRenderPrepPhase,
-       .access =
-           core::Access{}.read<core::WorldTransform>().read<MeshInstance>().write<RendererAccess>(),
-       .run =
-           [r, cfg, counts = std::vector<std::uint32_t>(kMaxSubmitChunks + 1)](
-               core::StageContext& ctx) mutable {
-             const auto query = ctx.world().query<const core::WorldTransform, const MeshInstance>();
-             submit_instances(ctx, query, *r, counts);
-             if (cfg->submit) cfg->submit(ctx, *r);
-           },
-       .simulation = false});
+  engine.add_stage({.name = "render_submit",
+                    .phase = kRenderPrepPhase,
+                    .access = core::Access(config_.submit_access)
+                                  .read<core::WorldTransform, MeshInstance>()
+                                  .write<RendererAccess>(),
+                    .run =
+                        [r, cfg, counts = std::vector<std::uint32_t>(kMaxSubmitChunks + 1)](
+                            core::StageContext& ctx) mutable {
+                          const auto query =
+                              ctx.world().query<const core::WorldTransform, const MeshInstance>();
+                          submit_instances(ctx, query, *r, counts);
+                          if (cfg->submit) cfg->submit(ctx, *r);
+                        },
+                    .simulation = false});
   engine.add_stage(
       {.name = "render_prep",
        .phase = kRenderPrepPhase,

@@ -29,6 +29,7 @@
 #include <memory>
 #include <span>
 
+#include "spindle/base/hash.h"
 #include "spindle/engine/engine.h"
 #include "spindle/render/draw_list.h"
 #include "spindle/render/renderer.h"
@@ -42,6 +43,14 @@ struct MeshInstance {
   std::uint8_t layer = 0;
   bool visible = true;
 };
+// The world's state hash reads its fields, not its bytes (two of them are padding).
+inline std::uint64_t spindle_hash(const MeshInstance& m) {
+  core::Hasher h;
+  h.add(m.mesh);
+  h.add(m.material);
+  h.add(std::uint64_t{m.layer} << 1 | (m.visible ? 1u : 0u));
+  return h.value();
+}
 
 struct RenderPluginConfig {
   RendererConfig renderer{};
@@ -49,6 +58,9 @@ struct RenderPluginConfig {
   // Draws a game adds itself each frame: called in render_submit (on the stage's thread) with
   // the renderer after the instances were written; use Renderer::submit().
   std::function<void(core::StageContext&, Renderer&)> submit{};
+  // What `submit` reads besides the instances (e.g. read<anim::Animation>() for skinned
+  // vertices), so the frame graph runs render_submit after the stages that write it.
+  core::Access submit_access{};
 };
 
 // Writes the overlay's text for `stats` (the previous frame) into `r.debug()`: FPS and frame time,
