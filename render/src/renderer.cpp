@@ -127,6 +127,8 @@ struct Renderer::Impl {
   std::vector<float> block_depth;  // per 8x8 block, the farthest depth in it (raster.h)
   int block_stride = 0;
   std::vector<std::uint64_t> tile_pixels;
+  std::vector<std::uint32_t> tile_load;   // bin entries per tile this frame
+  std::vector<std::uint32_t> tile_order;  // tiles by descending load
   // OrderingTable: per tile, its references (far-first bucket << 48 | batch << 32 | triangle)
   // and their sorted copy; ot_tile_base is the prefix sum of the tiles' entry counts.
   std::vector<std::uint64_t> ot_refs;
@@ -162,6 +164,8 @@ struct Renderer::Impl {
                            ((c.height + raster::kDepthBlock - 1) / raster::kDepthBlock),
                        1.0f);
     tile_pixels.resize(tile_count);
+    tile_load.resize(tile_count);
+    tile_order.resize(tile_count);
     ot_tile_base.resize(tile_count + 1);
     if (ordering_table()) ot_refs.resize(4 * static_cast<std::size_t>(config.triangles_per_batch));
 
@@ -708,8 +712,20 @@ void Renderer::geometry(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16
 void Renderer::raster(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t tag) {
   Impl& m = *impl_;
   (void)chunks;  // one job per tile: the tiles are the split
+  // Busiest tiles first (by binned triangles), so the last jobs to start are short ones and the
+  // workers finish together; the order cannot change the image, tiles are independent.
+  for (int t = 0; t < m.tile_count; ++t) {
+    std::uint32_t entries = 0;
+    for (std::uint32_t c = 0; c < m.batch_count; ++c)
+      entries += m.batches[c].tile_offsets[t + 1] - m.batches[c].tile_offsets[t];
+    m.tile_load[t] = entries;
+    m.tile_order[t] = static_cast<std::uint32_t>(t);
+  }
+  std::sort(m.tile_order.begin(), m.tile_order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return m.tile_load[a] != m.tile_load[b] ? m.tile_load[a] > m.tile_load[b] : a < b;
+  });
   core::for_each_chunk(jobs, static_cast<std::uint32_t>(m.tile_count), {"render_raster", tag},
-                       [&](std::uint32_t t) { m.raster_tile(static_cast<int>(t)); });
+                       [&](std::uint32_t k) { m.raster_tile(static_cast<int>(m.tile_order[k])); });
   std::uint64_t pixels = 0;
   for (std::uint64_t p : m.tile_pixels) pixels += p;
   m.stats.pixels = pixels;
