@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "raster_simd.h"
 #include "spindle/render/texture.h"
@@ -84,6 +85,33 @@ SPINDLE_RASTER_INLINE simd::v4u sample_bilinear4(const MipLevel& l, simd::v4f u,
   const Axis y = bilinear_axis(v, l.height);
   const simd::v4i w = simd::splat_i(l.width);
   const simd::v4i row0 = y.i0 * w, row1 = y.i1 * w;
+#if SPINDLE_RASTER_SSE2
+  // No quad wraps around the texture's right or bottom edge (nearly always): each quad's top
+  // pair and bottom pair are adjacent texels, one 8-byte load each. Same texels, same result.
+  const simd::v4i inner =
+      (x.i0 < simd::splat_i(l.width - 1)) & (y.i0 < simd::splat_i(l.height - 1));
+  if (simd::mask_bits(inner) == 0xf) {
+    alignas(16) std::int32_t at[4];
+    const simd::v4i first = row0 + x.i0;
+    std::memcpy(at, &first, sizeof at);
+    const auto pair = [&](int i, int down) {
+      return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(l.texels + at[i] + down));
+    };
+    const auto split = [](__m128i p01, __m128i p23, simd::v4u& left, simd::v4u& right) {
+      const __m128 a = _mm_castsi128_ps(p01), b = _mm_castsi128_ps(p23);
+      left = reinterpret_cast<simd::v4u>(
+          _mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))));
+      right = reinterpret_cast<simd::v4u>(
+          _mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))));
+    };
+    simd::v4u t00, t10, t01, t11;
+    split(_mm_unpacklo_epi64(pair(0, 0), pair(1, 0)), _mm_unpacklo_epi64(pair(2, 0), pair(3, 0)),
+          t00, t10);
+    split(_mm_unpacklo_epi64(pair(0, l.width), pair(1, l.width)),
+          _mm_unpacklo_epi64(pair(2, l.width), pair(3, l.width)), t01, t11);
+    return lerp4(lerp4(t00, t10, x.f), lerp4(t01, t11, x.f), y.f);
+  }
+#endif
   const simd::v4u top = lerp4(fetch4(l, row0 + x.i0), fetch4(l, row0 + x.i1), x.f);
   const simd::v4u bottom = lerp4(fetch4(l, row1 + x.i0), fetch4(l, row1 + x.i1), x.f);
   return lerp4(top, bottom, y.f);
