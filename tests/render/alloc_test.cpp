@@ -7,7 +7,9 @@
 #include "alloc_counter.h"
 #include "render_scene.h"
 #include "spindle/algorithms/radix_sort.h"
+#include "spindle/gameplay/transform.h"
 #include "spindle/render/draw_list.h"
+#include "spindle/render/render_plugin.h"
 #include "test_util.h"
 
 namespace spindle::render {
@@ -72,6 +74,36 @@ TEST_P(Allocations, SteadyStateRendererFrameAllocatesNothing) {
     EXPECT_EQ(::spindle::test::heap_allocations() - before, 0);
     EXPECT_GT(r.stats().pixels, 0u);
   }
+}
+
+// The path a game takes: an engine whose frame draws entities through the RenderPlugin's stages,
+// with the overlay's text. After warm-up, frames allocate nothing.
+TEST_P(Allocations, SteadyStateEngineFrameWithRenderingAllocatesNothing) {
+  SPINDLE_REQUIRE_ALLOCATION_COUNTING();
+  SPINDLE_REQUIRE_MODE(GetParam());
+  core::Engine engine(::spindle::test::engine_config(GetParam(), 2));
+  engine.add_plugin<core::TransformPlugin>();
+  Renderer& r = engine
+                    .add_plugin<RenderPlugin>(RenderPluginConfig{
+                        .renderer = {.width = 256, .height = 160}, .overlay = true})
+                    .renderer();
+  const test::SceneIds ids = test::build_scene(r);
+  core::World& world = engine.world();
+  for (int i = 0; i < 300; ++i) {
+    const core::Entity e = world.create();
+    world.add<core::Transform>(e, core::Transform::from({static_cast<float>(i % 20) - 10.0f,
+                                                         static_cast<float>(i / 20) - 7.0f,
+                                                         -6.0f - static_cast<float>(i % 7)}));
+    world.add<core::WorldTransform>(e);
+    world.add<MeshInstance>(e, MeshInstance{.mesh = i % 2 ? ids.sphere : ids.cube,
+                                            .material = static_cast<MaterialId>(i % 4)});
+  }
+  for (int f = 0; f < 5; ++f) engine.step();  // warm-up: grows, thread-locals, the planner
+  const long before = ::spindle::test::heap_allocations();
+  for (int f = 0; f < 10; ++f) engine.step();
+  EXPECT_EQ(::spindle::test::heap_allocations() - before, 0);
+  EXPECT_EQ(r.stats().draws, 300u);
+  EXPECT_GT(r.stats().pixels, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, Allocations, ::testing::ValuesIn(test::own_modes()),
