@@ -186,6 +186,10 @@ struct Shader {
   bool persp_colour;       // ... colour too (not when flat)
   bool const_colour;       // the same colour at every pixel (flat, or equal vertex colours)
   v4f colour[4];           // that colour, clamped to [0, 1] (alpha 1 when opaque)
+  // Opaque and one colour: the pixel without a texture, and the colour in 8.8 fixed point as
+  // 16-bit lanes (r, g, b, 0 twice per 4 lanes) to modulate texels with integer multiplies.
+  v4u packed_colour;
+  v4u colour_fixed;
   bool mips;
   bool bilinear;
   bool blend;
@@ -215,14 +219,62 @@ SPINDLE_RASTER_INLINE v4i mip_levels(const Shader& s, v4f u, v4f v, v4f inv_w) {
   return simd::vmin_i(simd::vmax_i(level, simd::splat_i(0)), simd::splat_i(s.tex->level_count - 1));
 }
 
+// (t * c + 128) >> 8 for the red, green and blue of four texels, c in 8.8 fixed point (at most
+// 256) laid out as colour_fixed; alpha comes out 0.
+SPINDLE_RASTER_INLINE v4u modulate(v4u texel, v4u c) {
+#if SPINDLE_RASTER_SSE2
+  const __m128i zero = _mm_setzero_si128(), round = _mm_set1_epi16(128);
+  const __m128i tv = reinterpret_cast<__m128i>(texel), cv = reinterpret_cast<__m128i>(c);
+  const __m128i lo =
+      _mm_srli_epi16(_mm_add_epi16(_mm_mullo_epi16(_mm_unpacklo_epi8(tv, zero), cv), round), 8);
+  const __m128i hi =
+      _mm_srli_epi16(_mm_add_epi16(_mm_mullo_epi16(_mm_unpackhi_epi8(tv, zero), cv), round), 8);
+  return reinterpret_cast<v4u>(_mm_packus_epi16(lo, hi));
+#else
+  const std::uint32_t m[4] = {c[0] & 0xffffu, c[0] >> 16, c[1] & 0xffffu, 0};
+  v4u out;
+  for (int i = 0; i < 4; ++i) {
+    std::uint32_t p = 0;
+    for (int k = 0; k < 4; ++k)
+      p |= ((((texel[i] >> (8 * k)) & 0xffu) * m[k] + 128) >> 8) << (8 * k);
+    out[i] = p;
+  }
+  return out;
+#endif
+}
+
 SPINDLE_RASTER_INLINE v4u sample4(const Shader& s, const MipLevel& l, v4f u, v4f v) {
   return s.bilinear ? sample_bilinear4(l, u, v) : sample_nearest4(l, u, v);
 }
 
+// Shader variants compiled as straight-line code (the common cases: one opaque colour over the
+// triangle, perspective-correct, no mips), and the general one that reads every flag.
+enum Variant { kGeneral, kConstColour, kConstNearest, kConstBilinear };
+
+SPINDLE_RASTER_INLINE void write(const Shader& s, v4i mask, v4u packed, v4f z, std::uint32_t* color,
+                                 float* depth) {
+  simd::store_u(color, simd::select(mask, packed, simd::load_u(color)));
+  if (s.depth_write) simd::store_f(depth, simd::select(mask, z, simd::load_f(depth)));
+}
+
 // Shades, blends and writes four pixels whose coverage and depth test passed (mask).
+template <int kVariant>
 SPINDLE_RASTER_INLINE void shade(const Shader& s, v4i mask, float fy, v4f fx, v4f z,
                                  std::uint32_t* color, float* depth) {
   const Triangle& t = *s.t;
+  if constexpr (kVariant == kConstColour) {  // one opaque colour: nothing to compute
+    write(s, mask, s.packed_colour, z, color, depth);
+    return;
+  } else if constexpr (kVariant == kConstNearest || kVariant == kConstBilinear) {
+    const v4f inv_w = simd::splat(1.0f) / plane(t, kInvW, fy, fx);
+    const v4f u = plane(t, kU, fy, fx) * inv_w;
+    const v4f v = plane(t, kV, fy, fx) * inv_w;
+    const MipLevel& l = s.tex->levels[0];
+    const v4u texel =
+        kVariant == kConstBilinear ? sample_bilinear4(l, u, v) : sample_nearest4(l, u, v);
+    write(s, mask, modulate(texel, s.colour_fixed) | simd::splat_u(0xff000000u), z, color, depth);
+    return;
+  }
   v4f inv_w = simd::splat(1.0f);
   if (s.persp) inv_w = simd::splat(1.0f) / plane(t, kInvW, fy, fx);
   const v4f zero = simd::splat(0.0f), one = simd::splat(1.0f);
@@ -250,6 +302,12 @@ SPINDLE_RASTER_INLINE void shade(const Shader& s, v4i mask, float fy, v4f fx, v4
         for (int i = 0; i < 4; ++i)
           texel[i] = sample4(s, s.tex->levels[level[i]], simd::splat(u[i]), simd::splat(v[i]))[0];
       }
+    }
+    if (s.const_colour && !s.blend) {  // texel x colour in integers, alpha 255
+      const v4u packed = modulate(texel, s.colour_fixed) | simd::splat_u(0xff000000u);
+      simd::store_u(color, simd::select(mask, packed, simd::load_u(color)));
+      if (s.depth_write) simd::store_f(depth, simd::select(mask, z, simd::load_f(depth)));
+      return;
     }
     r *= simd::to_float(texel & 0xffu);
     g *= simd::to_float((texel >> 8) & 0xffu);
@@ -285,7 +343,7 @@ SPINDLE_RASTER_INLINE void shade(const Shader& s, v4i mask, float fy, v4f fx, v4
 
 // One 8x8 block (rows [ry0, ry1], 4-pixel groups g0..g1 of it) with edge values e at the
 // block's top-left pixel. kEdges: test the edges per pixel (a partly covered block).
-template <bool kEdges>
+template <bool kEdges, int kVariant>
 void draw_block(const Shader& s, const TileTarget& tile, int bx, int by, int ry0, int ry1, int g0,
                 int g1, const v4i* lane_x_mask, const std::int32_t* e, const std::int32_t* ea,
                 const std::int32_t* eb, std::uint64_t& written) {
@@ -317,7 +375,7 @@ void draw_block(const Shader& s, const TileTarget& tile, int bx, int by, int ry0
         mask &= z < simd::load_f(d);
         if (simd::mask_bits(mask) == 0) continue;
       }
-      shade(s, mask, fy, fx, z, color_row + px, d);
+      shade<kVariant>(s, mask, fy, fx, z, color_row + px, d);
       written += static_cast<unsigned>(simd::lane_count(simd::mask_bits(mask)));
     }
     if constexpr (kEdges) {
@@ -349,36 +407,10 @@ float block_max_depth(const TileTarget& tile, int bx, int by) {
   return m;
 }
 
-}  // namespace
-
-void rasterize_triangle(const Triangle& t, const DrawState& state, const TileTarget& tile) {
-  const int x0 = std::max<int>(t.min_x, tile.x0);
-  const int x1 = std::min<int>(t.max_x, tile.x1 - 1);
-  const int y0 = std::max<int>(t.min_y, tile.y0);
-  const int y1 = std::min<int>(t.max_y, tile.y1 - 1);
-  if (x0 > x1 || y0 > y1) return;
-
-  Shader s{};
-  s.t = &t;
-  s.tex = state.texture != nullptr && state.texture->level_count > 0 ? state.texture : nullptr;
-  s.persp = state.perspective;
-  s.persp_colour = state.perspective && !state.flat;
-  s.const_colour = t.const_colour;
-  if (s.const_colour) {
-    for (int k = 0; k < 4; ++k)
-      s.colour[k] = simd::splat(std::min(std::max(t.plane_base[kR + k], 0.0f), 1.0f));
-    if (state.blend != BlendMode::Alpha) s.colour[3] = simd::splat(1.0f);
-  }
-  s.mips = s.tex != nullptr && s.tex->mipmaps && s.tex->level_count > 1;
-  s.bilinear = s.tex != nullptr && s.tex->filter == Filter::Bilinear;
-  s.blend = state.blend == BlendMode::Alpha;
-  s.depth_test = state.depth_test;
-  s.depth_write = state.depth_write;
-  if (s.tex != nullptr) {
-    s.tex_w = static_cast<float>(s.tex->levels[0].width);
-    s.tex_h = static_cast<float>(s.tex->levels[0].height);
-  }
-
+// The triangle's part of the tile, block by block, with shader variant kVariant.
+template <int kVariant>
+void walk(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y1) {
+  const Triangle& t = *s.t;
   std::uint64_t written = 0;
   const v4i lane = {0, 1, 2, 3};
   for (int by = y0 & ~(kBlock - 1); by <= y1; by += kBlock) {
@@ -425,15 +457,69 @@ void rasterize_triangle(const Triangle& t, const DrawState& state, const TileTar
         lane_x_mask[g] = (x >= x0) & (x <= x1);
       }
       if (partial) {
-        draw_block<true>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb, written);
+        draw_block<true, kVariant>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb,
+                                   written);
       } else {
-        draw_block<false>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb, written);
+        draw_block<false, kVariant>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb,
+                                    written);
       }
       if (block_max != nullptr && s.depth_write && written != before)
         *block_max = block_max_depth(tile, bx, by);
     }
   }
   t_pixels_written += written;
+}
+
+}  // namespace
+
+void rasterize_triangle(const Triangle& t, const DrawState& state, const TileTarget& tile) {
+  const int x0 = std::max<int>(t.min_x, tile.x0);
+  const int x1 = std::min<int>(t.max_x, tile.x1 - 1);
+  const int y0 = std::max<int>(t.min_y, tile.y0);
+  const int y1 = std::min<int>(t.max_y, tile.y1 - 1);
+  if (x0 > x1 || y0 > y1) return;
+
+  Shader s{};
+  s.t = &t;
+  s.tex = state.texture != nullptr && state.texture->level_count > 0 ? state.texture : nullptr;
+  s.persp = state.perspective;
+  s.persp_colour = state.perspective && !state.flat;
+  s.const_colour = t.const_colour;
+  if (s.const_colour) {
+    for (int k = 0; k < 4; ++k)
+      s.colour[k] = simd::splat(std::min(std::max(t.plane_base[kR + k], 0.0f), 1.0f));
+    if (state.blend != BlendMode::Alpha) s.colour[3] = simd::splat(1.0f);
+    std::uint32_t c8[3], c16[3];
+    for (int k = 0; k < 3; ++k) {
+      c8[k] = static_cast<std::uint32_t>(s.colour[k][0] * 255.0f + 0.5f);
+      c16[k] = static_cast<std::uint32_t>(s.colour[k][0] * 256.0f + 0.5f);
+    }
+    const std::uint32_t p = c8[0] | c8[1] << 8 | c8[2] << 16 | 0xff000000u;
+    s.packed_colour = v4u{p, p, p, p};
+    const std::uint32_t rg = c16[0] | c16[1] << 16, b0 = c16[2];
+    s.colour_fixed = v4u{rg, b0, rg, b0};
+  }
+  s.mips = s.tex != nullptr && s.tex->mipmaps && s.tex->level_count > 1;
+  s.bilinear = s.tex != nullptr && s.tex->filter == Filter::Bilinear;
+  s.blend = state.blend == BlendMode::Alpha;
+  s.depth_test = state.depth_test;
+  s.depth_write = state.depth_write;
+  if (s.tex != nullptr) {
+    s.tex_w = static_cast<float>(s.tex->levels[0].width);
+    s.tex_h = static_cast<float>(s.tex->levels[0].height);
+  }
+
+  // The fast variants: one opaque colour, perspective-correct, depth-tested, no mips.
+  const bool fast = s.const_colour && !s.blend && s.persp && !s.mips && s.depth_test;
+  if (fast && s.tex == nullptr) {
+    walk<kConstColour>(s, tile, x0, x1, y0, y1);
+  } else if (fast && s.bilinear) {
+    walk<kConstBilinear>(s, tile, x0, x1, y0, y1);
+  } else if (fast) {
+    walk<kConstNearest>(s, tile, x0, x1, y0, y1);
+  } else {
+    walk<kGeneral>(s, tile, x0, x1, y0, y1);
+  }
 }
 
 void clear_tile(const TileTarget& tile, std::uint32_t color, float depth) {

@@ -29,6 +29,9 @@ typedef float v4f __attribute__((vector_size(16)));
 inline v4f splat(float x) {
   return v4f{x, x, x, x};
 }
+inline v4u splat_u(std::uint32_t x) {
+  return v4u{x, x, x, x};
+}
 inline v4i splat_i(std::int32_t x) {
   return v4i{x, x, x, x};
 }

@@ -29,20 +29,42 @@ SPINDLE_RASTER_INLINE simd::v4f fraction4(simd::v4f u) {
   return simd::vmin(c - fl, simd::splat(0.99999994f));  // 1 - ulp: rounding never reaches 1
 }
 
-// Bilinear: texel centres at (i + 0.5) / size. x = frac * size - 0.5 + size lies in
-// [size - 0.5, 2 size - 0.5), so truncation is a floor and one subtraction wraps it.
+// Bilinear: texel centres at (i + 0.5) / size.
+// A power-of-two size works in fixed point: q = trunc(u * size * 128 - 64) holds the texel in its
+// high bits and the weight in its low 7, and wrapping is a mask (u is clamped so q fits).
+// Other sizes: x = frac(u) * size - 0.5 + size lies in [size - 0.5, 2 size - 0.5), so
+// truncation is a floor and one subtraction wraps it. Either way one formula per size, in every
+// path and build.
 SPINDLE_RASTER_INLINE Axis bilinear_axis(simd::v4f u, int size) {
+  Axis a;
+  if ((size & (size - 1)) == 0) {
+    const float scale = static_cast<float>(size) * 128.0f;
+    const float limit = 1073741824.0f / scale;  // |q| < 2^30
+    const simd::v4f c = simd::vmin(simd::vmax(u, simd::splat(-limit)), simd::splat(limit));
+    const simd::v4i q = simd::truncate(c * simd::splat(scale) - simd::splat(64.0f));
+    const simd::v4i mask = simd::splat_i(size - 1);
+    const simd::v4i i = q >> 7;
+    a.f = q & simd::splat_i(127);
+    a.i0 = i & mask;
+    a.i1 = (i + simd::splat_i(1)) & mask;
+    return a;
+  }
   const simd::v4f n = simd::splat(static_cast<float>(size));
   const simd::v4f x = fraction4(u) * n + (n - simd::splat(0.5f));
   const simd::v4i xi = simd::truncate(x);
   const simd::v4i sz = simd::splat_i(size);
-  Axis a;
   a.f = simd::truncate((x - simd::to_float(xi)) * simd::splat(128.0f));
   a.f = simd::vmin_i(a.f, simd::splat_i(127));
   a.i0 = simd::select(xi >= sz, xi - sz, xi);
   const simd::v4i next = a.i0 + simd::splat_i(1);
   a.i1 = simd::select(next >= sz, simd::splat_i(0), next);
   return a;
+}
+
+// Row starts: y * width, a shift when the width is a power of two (SSE2 has no 32-bit multiply).
+SPINDLE_RASTER_INLINE simd::v4i row_start(simd::v4i y, int width) {
+  if ((width & (width - 1)) == 0) return y << __builtin_ctz(static_cast<unsigned>(width));
+  return y * simd::splat_i(width);
 }
 
 // a + ((b - a) * f >> 7) for each 8-bit channel of four texel pairs, f per texel in [0, 127].
@@ -83,8 +105,7 @@ SPINDLE_RASTER_INLINE simd::v4u fetch4(const MipLevel& l, simd::v4i index) {
 SPINDLE_RASTER_INLINE simd::v4u sample_bilinear4(const MipLevel& l, simd::v4f u, simd::v4f v) {
   const Axis x = bilinear_axis(u, l.width);
   const Axis y = bilinear_axis(v, l.height);
-  const simd::v4i w = simd::splat_i(l.width);
-  const simd::v4i row0 = y.i0 * w, row1 = y.i1 * w;
+  const simd::v4i row0 = row_start(y.i0, l.width), row1 = row_start(y.i1, l.width);
 #if SPINDLE_RASTER_SSE2
   // No quad wraps around the texture's right or bottom edge (nearly always): each quad's top
   // pair and bottom pair are adjacent texels, one 8-byte load each. Same texels, same result.
@@ -117,14 +138,21 @@ SPINDLE_RASTER_INLINE simd::v4u sample_bilinear4(const MipLevel& l, simd::v4f u,
   return lerp4(top, bottom, y.f);
 }
 
+// Nearest: the texel containing the coordinate; a power-of-two size masks the truncated
+// fixed-point coordinate (as bilinear does), others take frac(u) * size.
+SPINDLE_RASTER_INLINE simd::v4i nearest_axis(simd::v4f u, int size) {
+  if ((size & (size - 1)) == 0) {
+    const float scale = static_cast<float>(size) * 128.0f;
+    const float limit = 1073741824.0f / scale;
+    const simd::v4f c = simd::vmin(simd::vmax(u, simd::splat(-limit)), simd::splat(limit));
+    return (simd::truncate(c * simd::splat(scale)) >> 7) & simd::splat_i(size - 1);
+  }
+  return simd::vmin_i(simd::truncate(fraction4(u) * simd::splat(static_cast<float>(size))),
+                      simd::splat_i(size - 1));
+}
+
 SPINDLE_RASTER_INLINE simd::v4u sample_nearest4(const MipLevel& l, simd::v4f u, simd::v4f v) {
-  const simd::v4i xi =
-      simd::vmin_i(simd::truncate(fraction4(u) * simd::splat(static_cast<float>(l.width))),
-                   simd::splat_i(l.width - 1));
-  const simd::v4i yi =
-      simd::vmin_i(simd::truncate(fraction4(v) * simd::splat(static_cast<float>(l.height))),
-                   simd::splat_i(l.height - 1));
-  return fetch4(l, yi * simd::splat_i(l.width) + xi);
+  return fetch4(l, row_start(nearest_axis(v, l.height), l.width) + nearest_axis(u, l.width));
 }
 
 }  // namespace spindle::render::raster
