@@ -478,6 +478,20 @@ void rasterize_triangle(const Triangle& t, const DrawState& state, const TileTar
   const int y0 = std::max<int>(t.min_y, tile.y0);
   const int y1 = std::min<int>(t.max_y, tile.y1 - 1);
   if (x0 > x1 || y0 > y1) return;
+  // Hidden behind every block it touches: done before anything else is prepared (in a deep
+  // scene most triangles end here).
+  if (tile.block_max_depth != nullptr && state.depth_test) {
+    bool hidden = true;
+    for (int by = y0 / kDepthBlock; hidden && by <= y1 / kDepthBlock; ++by) {
+      const float* row = tile.block_max_depth + by * tile.block_stride;
+      for (int bx = x0 / kDepthBlock; bx <= x1 / kDepthBlock; ++bx)
+        if (t.min_depth < row[bx]) {
+          hidden = false;
+          break;
+        }
+    }
+    if (hidden) return;
+  }
 
   Shader s{};
   s.t = &t;
