@@ -129,6 +129,13 @@ struct Renderer::Impl {
   std::vector<float> block_depth;  // per 8x8 block, the farthest depth in it (raster.h)
   int block_stride = 0;
   std::vector<std::uint64_t> tile_pixels;
+  // Occlusion: the sorted draws before phase_split are drawn first; each later one is skipped
+  // when the coarse depth buffer already hides its whole bounding box (occluded[k]).
+  std::size_t phase_split = 0;
+  std::uint32_t pass_chunks = 1;  // geometry()'s chunks, for the second pass
+  std::vector<std::uint8_t> occluded;
+  std::uint32_t occluded_count = 0;
+  std::vector<std::uint32_t> chunk_occluded;
   std::vector<std::uint32_t> tile_load;   // bin entries per tile this frame
   std::vector<std::uint32_t> tile_order;  // tiles by descending load
   // OrderingTable: per tile, its references (far-first bucket << 48 | batch << 32 | triangle)
@@ -167,6 +174,8 @@ struct Renderer::Impl {
                        1.0f);
     tile_pixels.resize(tile_count);
     tile_load.resize(tile_count);
+    occluded.resize(draws.size());
+    chunk_occluded.resize(256);
     tile_order.resize(tile_count);
     ot_tile_base.resize(tile_count + 1);
     if (ordering_table()) ot_refs.resize(4 * static_cast<std::size_t>(config.triangles_per_batch));
@@ -283,6 +292,7 @@ struct Renderer::Impl {
         ++b.invalid;
         continue;
       }
+      if (k >= phase_split && occluded[k]) continue;
       const Mesh& mesh = meshes[d.mesh];
       const Material& mat = materials[d.material];
       const DrawState& state = states[d.material];
@@ -417,6 +427,105 @@ struct Renderer::Impl {
     }
   }
 
+  // Cuts the sorted draws [begin, end) into batches of about equal triangle counts (at least
+  // four per participant: near draws cost more than far ones, and their number does not change
+  // the image), runs them in parallel, grows and reruns any that overflowed, and counts them.
+  void build_batches(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t tag,
+                     std::size_t begin, std::size_t end) {
+    const std::span<const DrawItem> list = prep.draw_list();
+    const glm::mat4 view_proj = camera.view_projection();
+    const Lighting light = lighting();
+    const std::size_t n = end - begin;
+    std::uint64_t* prefix = draw_triangles.data();
+    prefix[0] = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const DrawCommand& d = draws[list[begin + k].object];
+      const bool drawn = valid(d) && !(begin + k >= phase_split && occluded[begin + k]);
+      prefix[k + 1] = prefix[k] + (drawn ? meshes[d.mesh].triangle_count() : 0);
+    }
+    const std::uint64_t total = prefix[n];
+    std::uint32_t count =
+        std::clamp<std::uint32_t>(std::max(chunks, 4 * jobs.worker_count()), 1, config.max_batches);
+    count = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(count, std::max<std::uint64_t>(total / 256, 1)));
+    batch_count = count;
+    const auto boundary = [&](std::uint32_t c) -> std::size_t {
+      if (c == 0) return begin;
+      if (c == count) return end;
+      const std::uint64_t target = total * c / count;
+      return begin +
+             static_cast<std::size_t>(std::lower_bound(prefix, prefix + n + 1, target) - prefix);
+    };
+    core::for_each_chunk(jobs, count, {"render_geometry", tag}, [&](std::uint32_t c) {
+      run_batch(batches[c], batch_vertices[c], boundary(c), boundary(c + 1), view_proj, light);
+    });
+    // A batch that did not fit grows and runs again here, so nothing is dropped.
+    for (std::uint32_t c = 0; c < count; ++c) {
+      Batch& b = batches[c];
+      while (b.overflow) {
+        grow(b, b.entry_count);
+        run_batch(b, batch_vertices[c], boundary(c), boundary(c + 1), view_proj, light);
+      }
+    }
+    stats.batches += count;
+    for (std::uint32_t c = 0; c < count; ++c) {
+      stats.triangles_in += batches[c].triangles_in;
+      stats.triangles_binned += batches[c].triangle_count;
+      stats.bin_entries += batches[c].entry_count;
+    }
+  }
+
+  // Whether the coarse depth buffer hides all of draw k's bounding box: every 8x8 block its
+  // projection touches already holds only nearer pixels (with a margin far above the rounding
+  // of interpolated depth). Boxes reaching behind the camera are never hidden.
+  bool hidden(std::size_t k, const glm::mat4& view_proj) const {
+    const Renderable& o = renderables[prep.draw_list()[k].object];
+    float near_depth = 1.0f;
+    float lo_x = 1e30f, lo_y = 1e30f, hi_x = -1e30f, hi_y = -1e30f;
+    for (int corner = 0; corner < 8; ++corner) {
+      const glm::vec3 offset((corner & 1) ? o.radius : -o.radius,
+                             (corner & 2) ? o.radius : -o.radius,
+                             (corner & 4) ? o.radius : -o.radius);
+      const glm::vec4 p = view_proj * glm::vec4(o.center + offset, 1.0f);
+      if (!(p.w > 1e-6f)) return false;
+      const float inv = 1.0f / p.w;
+      near_depth = std::min(near_depth, p.z * inv * 0.5f + 0.5f);
+      const float x = (p.x * inv + 1.0f) * 0.5f * static_cast<float>(config.width);
+      const float y = (1.0f - p.y * inv) * 0.5f * static_cast<float>(config.height);
+      lo_x = std::min(lo_x, x), hi_x = std::max(hi_x, x);
+      lo_y = std::min(lo_y, y), hi_y = std::max(hi_y, y);
+    }
+    if (!(near_depth > 0.0f)) return false;
+    const int x0 = std::max(0, static_cast<int>(std::floor(lo_x)) - 1);
+    const int y0 = std::max(0, static_cast<int>(std::floor(lo_y)) - 1);
+    const int x1 = std::min(config.width - 1, static_cast<int>(std::ceil(hi_x)) + 1);
+    const int y1 = std::min(config.height - 1, static_cast<int>(std::ceil(hi_y)) + 1);
+    if (x0 > x1 || y0 > y1) return false;  // culling already dropped what is off screen
+    const float test = near_depth - 1e-5f;
+    for (int by = y0 / raster::kDepthBlock; by <= y1 / raster::kDepthBlock; ++by)
+      for (int bx = x0 / raster::kDepthBlock; bx <= x1 / raster::kDepthBlock; ++bx)
+        if (test < block_depth[static_cast<std::size_t>(by) * block_stride + bx]) return false;
+    return true;
+  }
+
+  // One pass over the tiles, busiest first (by binned triangles) so the last jobs to start are
+  // short ones; the order cannot change the image, tiles are independent.
+  void raster_pass(jobs::JobSystem& jobs, std::uint16_t tag, bool first, bool last) {
+    for (int t = 0; t < tile_count; ++t) {
+      std::uint32_t entries = 0;
+      for (std::uint32_t c = 0; c < batch_count; ++c)
+        entries += batches[c].tile_offsets[t + 1] - batches[c].tile_offsets[t];
+      tile_load[t] = entries;
+      tile_order[t] = static_cast<std::uint32_t>(t);
+    }
+    std::sort(tile_order.begin(), tile_order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return tile_load[a] != tile_load[b] ? tile_load[a] > tile_load[b] : a < b;
+    });
+    core::for_each_chunk(
+        jobs, static_cast<std::uint32_t>(tile_count), {"render_raster", tag},
+        [&](std::uint32_t k) { raster_tile(static_cast<int>(tile_order[k]), first, last); });
+  }
+
   // --- raster -----------------------------------------------------------------------------------
 
   raster::TileTarget tile_target(int t) {
@@ -449,12 +558,15 @@ struct Renderer::Impl {
     return static_cast<std::uint32_t>(d * static_cast<float>(config.ordering_buckets - 1));
   }
 
-  void raster_tile(int t) {
+  // first: clear the tile first (the frame's first pass); last: draw the debug batch after.
+  void raster_tile(int t, bool first, bool last) {
     raster::take_pixel_count();
     const raster::TileTarget tile = tile_target(t);
-    const glm::vec4 c = glm::clamp(config.clear_color, 0.0f, 1.0f);
-    const auto byte = [](float v) { return static_cast<std::uint32_t>(v * 255.0f + 0.5f); };
-    raster::clear_tile(tile, rgba(byte(c.r), byte(c.g), byte(c.b), byte(c.a)), 1.0f);
+    if (first) {
+      const glm::vec4 c = glm::clamp(config.clear_color, 0.0f, 1.0f);
+      const auto byte = [](float v) { return static_cast<std::uint32_t>(v * 255.0f + 0.5f); };
+      raster::clear_tile(tile, rgba(byte(c.r), byte(c.g), byte(c.b), byte(c.a)), 1.0f);
+    }
     if (!ordering_table()) {
       for (std::uint32_t k = 0; k < batch_count; ++k) draw_bins(batches[k], t, tile);
     } else {
@@ -496,8 +608,8 @@ struct Renderer::Impl {
         raster::rasterize_triangle(tri, states[tri.state], tile);
       }
     }
-    draw_bins(debug_batch, t, tile);
-    tile_pixels[t] = raster::take_pixel_count();
+    if (last) draw_bins(debug_batch, t, tile);
+    tile_pixels[t] += raster::take_pixel_count();
   }
 };
 
@@ -655,62 +767,28 @@ void Renderer::prepare(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_
 
 void Renderer::geometry(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t tag) {
   Impl& m = *impl_;
-  const std::span<const DrawItem> list = m.prep.draw_list();
-  const glm::mat4 view_proj = m.camera.view_projection();
-  const Lighting light = m.lighting();
-
-  // Batches of about equal triangle counts, contiguous in draw order.
-  std::uint64_t* prefix = m.draw_triangles.data();
-  prefix[0] = 0;
-  for (std::size_t k = 0; k < list.size(); ++k) {
-    const DrawCommand& d = m.draws[list[k].object];
-    prefix[k + 1] = prefix[k] + (m.valid(d) ? m.meshes[d.mesh].triangle_count() : 0);
-  }
-  const std::uint64_t total = prefix[list.size()];
-  // At least four batches per participant: batch costs differ (near draws cover pixels, far ones
-  // are mostly rejected), and finer batches let the workers finish together. Their number does
-  // not change the image.
-  std::uint32_t batches =
-      std::clamp<std::uint32_t>(std::max(chunks, 4 * jobs.worker_count()), 1, m.config.max_batches);
-  batches = static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(batches, std::max<std::uint64_t>(total / 256, 1)));
-  m.batch_count = batches;
-  const auto boundary = [&](std::uint32_t c) -> std::size_t {
-    if (c == 0) return 0;
-    if (c == batches) return list.size();
-    const std::uint64_t target = total * c / batches;
-    return static_cast<std::size_t>(std::lower_bound(prefix, prefix + list.size() + 1, target) -
-                                    prefix);
-  };
-  core::for_each_chunk(jobs, batches, {"render_geometry", tag}, [&](std::uint32_t c) {
-    m.run_batch(m.batches[c], m.batch_vertices[c], boundary(c), boundary(c + 1), view_proj, light);
-  });
-  // A batch that did not fit grows and runs again here, so nothing is dropped.
-  for (std::uint32_t c = 0; c < batches; ++c) {
-    Batch& b = m.batches[c];
-    while (b.overflow) {
-      m.grow(b, b.entry_count);
-      m.run_batch(b, m.batch_vertices[c], boundary(c), boundary(c + 1), view_proj, light);
-    }
-  }
-  m.emit_debug(view_proj);
-
+  const std::size_t n = m.prep.draw_list().size();
   Stats& s = m.stats;
-  s.batches = batches;
+  s.batches = 0;
   s.triangles_in = 0;
   s.triangles_binned = 0;
   s.bin_entries = 0;
-  for (std::uint32_t c = 0; c < batches; ++c) {
-    s.triangles_in += m.batches[c].triangles_in;
-    s.triangles_binned += m.batches[c].triangle_count;
-    s.bin_entries += m.batches[c].entry_count;
-  }
+  // With a depth buffer and enough draws, the nearest eighth goes first; raster() tests the rest
+  // against the depth it leaves (draws are sorted front to back, so that is most of what hides
+  // the others) and draws only what may show.
+  m.phase_split = n;
+  if (!m.ordering_table() && m.config.occlusion_culling && n >= 256)
+    m.phase_split = std::max<std::size_t>(n / 8, 128);
+  m.pass_chunks = chunks;
+  m.build_batches(jobs, chunks, tag, 0, m.phase_split);
+  m.emit_debug(m.camera.view_projection());
+
   if (m.ordering_table()) {
     // Each tile's scratch holds twice its entry count (the sort ping-pongs between halves).
     std::uint32_t base = 0;
     for (int t = 0; t < m.tile_count; ++t) {
       m.ot_tile_base[t] = base;
-      for (std::uint32_t c = 0; c < batches; ++c)
+      for (std::uint32_t c = 0; c < m.batch_count; ++c)
         base += m.batches[c].tile_offsets[t + 1] - m.batches[c].tile_offsets[t];
     }
     m.ot_tile_base[m.tile_count] = base;
@@ -725,23 +803,36 @@ void Renderer::geometry(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16
 void Renderer::raster(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t tag) {
   Impl& m = *impl_;
   (void)chunks;  // one job per tile: the tiles are the split
-  // Busiest tiles first (by binned triangles), so the last jobs to start are short ones and the
-  // workers finish together; the order cannot change the image, tiles are independent.
-  for (int t = 0; t < m.tile_count; ++t) {
-    std::uint32_t entries = 0;
-    for (std::uint32_t c = 0; c < m.batch_count; ++c)
-      entries += m.batches[c].tile_offsets[t + 1] - m.batches[c].tile_offsets[t];
-    m.tile_load[t] = entries;
-    m.tile_order[t] = static_cast<std::uint32_t>(t);
+  const std::size_t n = m.prep.draw_list().size();
+  std::fill(m.tile_pixels.begin(), m.tile_pixels.end(), std::uint64_t{0});
+  const bool second = m.phase_split < n;
+  m.raster_pass(jobs, tag, true, !second);
+  m.occluded_count = 0;
+  if (second) {
+    // Occlusion test of the remaining draws in parallel (each writes its own flag), then their
+    // geometry and a second pass over the tiles, which keeps what the first one drew.
+    const glm::mat4 view_proj = m.camera.view_projection();
+    const std::size_t rest = n - m.phase_split;
+    const auto test_chunks =
+        static_cast<std::uint32_t>(std::clamp<std::size_t>(rest / 512, 1, m.chunk_occluded.size()));
+    core::for_each_chunk(jobs, test_chunks, {"render_occlusion", tag}, [&](std::uint32_t c) {
+      const core::ChunkRange r = core::chunk_range(rest, test_chunks, c);
+      std::uint32_t hidden = 0;
+      for (std::size_t k = m.phase_split + r.begin; k < m.phase_split + r.end; ++k) {
+        const bool h = m.hidden(k, view_proj);
+        m.occluded[k] = h ? 1 : 0;
+        hidden += h ? 1u : 0u;
+      }
+      m.chunk_occluded[c] = hidden;
+    });
+    for (std::uint32_t c = 0; c < test_chunks; ++c) m.occluded_count += m.chunk_occluded[c];
+    m.build_batches(jobs, m.pass_chunks, tag, m.phase_split, n);
+    m.raster_pass(jobs, tag, false, true);
   }
-  std::sort(m.tile_order.begin(), m.tile_order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return m.tile_load[a] != m.tile_load[b] ? m.tile_load[a] > m.tile_load[b] : a < b;
-  });
-  core::for_each_chunk(jobs, static_cast<std::uint32_t>(m.tile_count), {"render_raster", tag},
-                       [&](std::uint32_t k) { m.raster_tile(static_cast<int>(m.tile_order[k])); });
   std::uint64_t pixels = 0;
   for (std::uint64_t p : m.tile_pixels) pixels += p;
   m.stats.pixels = pixels;
+  m.stats.draws_occluded = m.occluded_count;
   m.stats.tiles = static_cast<std::uint32_t>(m.tile_count);
   ++m.stats.frames;
   m.debug.clear();

@@ -177,6 +177,45 @@ TEST(Renderer, OrderingTableDrawsTheSameSceneRecognisably) {
   EXPECT_GT(diff.pixels_differing, 0u);
 }
 
+// Occlusion culling skips draws hidden behind nearer ones and changes nothing in the picture: a
+// wall of cubes in front of a crowd of spheres, with gaps between the wall's cubes.
+TEST(Renderer, OcclusionCullingSkipsHiddenDrawsAndKeepsTheImage) {
+  const auto draw = [](bool occlusion, jobs::Mode mode, std::uint32_t workers) {
+    jobs::JobSystem js(job_config(mode, workers));
+    Renderer r({.width = 256, .height = 160, .max_draws = 4096, .occlusion_culling = occlusion});
+    const test::SceneIds ids = test::build_scene(r);
+    for (int f = 0; f < 2; ++f) {
+      const std::span<DrawCommand> draws = r.begin_frame(2000);
+      for (std::uint32_t i = 0; i < draws.size(); ++i) {
+        glm::mat4 m(1.0f);
+        if (i < 300) {  // the wall: big cubes, nearest, a few gaps
+          const float x = static_cast<float>(i % 20) * 0.9f - 8.5f + (i % 37 == 0 ? 100.0f : 0.0f);
+          const float y = static_cast<float>(i / 20) * 0.9f - 6.0f;
+          m = glm::scale(glm::translate(m, {x, y, -2.0f}), glm::vec3(1.0f));
+        } else {  // behind it, turning with the frame
+          const float x = static_cast<float>(i % 30) * 0.6f - 9.0f;
+          const float y = static_cast<float>((i / 30) % 20) * 0.6f - 6.0f;
+          const float z = -6.0f - static_cast<float>(i / 600) * 2.0f;
+          m = glm::rotate(glm::translate(m, {x, y, z}), 0.2f * static_cast<float>(f + i),
+                          glm::vec3(0.0f, 1.0f, 0.0f));
+        }
+        draws[i] = {.mesh = i < 300 ? ids.cube : ids.sphere,
+                    .material = i < 300 ? ids.flat : (i % 3 ? ids.textured : ids.unlit),
+                    .model = m};
+      }
+      r.render(js);
+    }
+    return std::make_pair(r.image_hash(), r.stats().draws_occluded);
+  };
+  const auto [plain, none] = draw(false, jobs::Mode::Single, 1);
+  EXPECT_EQ(none, 0u);
+  const auto [culled, skipped] = draw(true, jobs::Mode::Single, 1);
+  EXPECT_EQ(culled, plain);
+  EXPECT_GT(skipped, 500u) << "most of the crowd is behind the wall";
+  SPINDLE_REQUIRE_MODE(jobs::Mode::Dynamic);
+  EXPECT_EQ(draw(true, jobs::Mode::Dynamic, 3).first, plain);
+}
+
 // Small scenes rendered and compared exactly with PNGs checked in under tests/render/golden.
 // SPINDLE_UPDATE_GOLDEN=1 rewrites them (look at them before committing).
 void expect_golden(const Image& img, const std::string& name) {

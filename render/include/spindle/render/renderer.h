@@ -7,7 +7,9 @@
 //             back-face and zero-area rejection, triangle setup, binning into the batch's own
 //             per-tile lists
 //   raster    one job per 64x64 screen tile: clear, then every batch's bin for the tile in
-//             draw order (raster.h); alpha-blended draws after opaque ones, back to front
+//             draw order (raster.h); alpha-blended draws after opaque ones, back to front.
+//             With occlusion culling (the default), geometry handles the nearest eighth of the
+//             draws, raster draws them, skips later draws hidden behind them, and runs the rest
 //
 // Usage:
 //
@@ -104,6 +106,10 @@ struct RendererConfig {
   std::uint32_t max_batches = 64;   // geometry batches at most
   std::uint32_t triangles_per_batch = 16384;  // initial; grows between steps when exceeded
   std::uint32_t ordering_buckets = 1024;      // OrderingTable: depth buckets
+  // DepthBuffer with 256 draws or more: the nearest eighth of the sorted draws is drawn first and
+  // every later draw whose bounding box is already hidden everywhere is skipped (the image is the
+  // same; only the work differs).
+  bool occlusion_culling = true;
   glm::vec4 clear_color{0.1f, 0.1f, 0.12f, 1.0f};
   std::uint32_t debug_lines = 8192;  // debug drawing capacity (lines; text characters)
   std::uint32_t debug_chars = 8192;
@@ -178,9 +184,10 @@ class Renderer {
     std::uint64_t bin_entries = 0;       // triangle x tile references
     std::uint32_t batches = 0;
     std::uint32_t tiles = 0;
-    std::uint64_t pixels = 0;         // pixels written by the rasteriser
-    std::uint64_t grows = 0;          // buffers grown since construction
-    std::uint64_t invalid_draws = 0;  // unknown mesh/material: skipped (logged once)
+    std::uint64_t pixels = 0;          // pixels written by the rasteriser
+    std::uint64_t grows = 0;           // buffers grown since construction
+    std::uint64_t invalid_draws = 0;   // unknown mesh/material: skipped (logged once)
+    std::uint32_t draws_occluded = 0;  // skipped this frame: hidden behind nearer draws
   };
   Stats stats() const;
   const RendererConfig& config() const;
