@@ -8,7 +8,7 @@
 //             per-tile lists
 //   raster    one job per 64x64 screen tile: clear, then every batch's bin for the tile in
 //             draw order (raster.h); alpha-blended draws after opaque ones, back to front.
-//             With occlusion culling (the default), geometry handles the nearest eighth of the
+//             With RendererConfig::occlusion_culling, geometry handles the nearest eighth of the
 //             draws, raster draws them, skips later draws hidden behind them, and runs the rest
 //
 // Usage:
@@ -108,8 +108,9 @@ struct RendererConfig {
   std::uint32_t ordering_buckets = 1024;      // OrderingTable: depth buckets
   // DepthBuffer with 256 draws or more: the nearest eighth of the sorted draws is drawn first and
   // every later draw whose bounding box is already hidden everywhere is skipped (the image is the
-  // same; only the work differs).
-  bool occlusion_culling = true;
+  // same; only the work differs). Worth it behind solid occluders (walls, terrain); it costs a
+  // second pass over the tiles and a box test per draw, so it is off unless asked for.
+  bool occlusion_culling = false;
   glm::vec4 clear_color{0.1f, 0.1f, 0.12f, 1.0f};
   std::uint32_t debug_lines = 8192;  // debug drawing capacity (lines; text characters)
   std::uint32_t debug_chars = 8192;
