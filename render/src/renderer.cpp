@@ -413,13 +413,13 @@ struct Renderer::Impl {
       for (std::uint32_t t = 0; t < count; ++t)
         emit_clipped(b, v[3 * t], v[3 * t + 1], v[3 * t + 2], s, index);
     };
-    group(debug_world, n.world, 0);
-    group(debug_screen, n.screen, 1);
-    group(debug_text, n.text, 2);
-    bin(b);
-    while (b.overflow) {  // the debug batch is sized for everything debug() can hold
-      grow(b, b.entry_count);
-      b.clear();
+    // Sized for everything debug() can hold, so the loop runs once unless clipping multiplied
+    // the triangles past that.
+    for (bool first = true; first || b.overflow; first = false) {
+      if (!first) {
+        grow(b, b.entry_count);
+        b.clear();
+      }
       group(debug_world, n.world, 0);
       group(debug_screen, n.screen, 1);
       group(debug_text, n.text, 2);
