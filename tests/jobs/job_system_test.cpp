@@ -708,27 +708,37 @@ TEST_P(ThreadedModes, LargeSpawnFromTheMainThreadStaysParallel) {
   const Mode mode = GetParam();
   Config config = pinned_job_config(mode, 2);
   config.jobs_per_worker = 256;
-  JobSystem js(config);
   const int jobs = static_cast<int>(100'000 * test::stress_scale()) + 2'000;
-  std::atomic<int> ran{0};
-  Counter counter;
-  for (int i = 0; i < jobs; ++i) {
-    js.run(counter, {"spawned"}, [&ran] {
-      std::atomic<int> sink{0};
-      for (int k = 0; k < 200; ++k) sink.fetch_add(1, std::memory_order_relaxed);
-      ran.fetch_add(1, std::memory_order_relaxed);
-    });
+  // How much the worker gets depends on whether the OS gives it a CPU: under a loaded CI run
+  // (ctest -j2 on two cores) one spawn can see 90% inline with the fix in place. The bug made
+  // every spawn > 99% inline whatever the timing, so the best of a few spawns still tells them
+  // apart without depending on one 40 ms window of scheduling.
+  double best_inline = 1.0;
+  double best_worker = 0.0;
+  for (int attempt = 0; attempt < 5 && (best_inline >= 0.9 || best_worker <= 0.02); ++attempt) {
+    JobSystem js(config);
+    std::atomic<int> ran{0};
+    Counter counter;
+    for (int i = 0; i < jobs; ++i) {
+      js.run(counter, {"spawned"}, [&ran] {
+        std::atomic<int> sink{0};
+        for (int k = 0; k < 200; ++k) sink.fetch_add(1, std::memory_order_relaxed);
+        ran.fetch_add(1, std::memory_order_relaxed);
+      });
+    }
+    js.wait(counter);
+    ASSERT_EQ(ran.load(), jobs);
+    const double inline_share = static_cast<double>(js.stats().inline_overflows) / jobs;
+    const double worker_share = static_cast<double>(js.worker_stats(1).jobs) / jobs;
+    std::printf("%s attempt %d: %.1f%% inline, worker ran %.1f%%\n", to_string(mode), attempt,
+                100 * inline_share, 100 * worker_share);
+    best_inline = std::min(best_inline, inline_share);
+    best_worker = std::max(best_worker, worker_share);
   }
-  js.wait(counter);
-  ASSERT_EQ(ran.load(), jobs);
-  const double inline_share = static_cast<double>(js.stats().inline_overflows) / jobs;
-  const double worker_share = static_cast<double>(js.worker_stats(1).jobs) / jobs;
   // Before: all but the first ~2 pools' worth ran inline (> 99% here), whatever the timing.
   // Now only what the worker could not keep up with does; loose bounds, the machine is shared.
-  EXPECT_LT(inline_share, 0.9) << to_string(mode) << ": the spawn ran inline";
-  EXPECT_GT(worker_share, 0.02) << to_string(mode) << ": the worker sat idle";
-  std::printf("%s: %.1f%% inline, worker ran %.1f%%\n", to_string(mode), 100 * inline_share,
-              100 * worker_share);
+  EXPECT_LT(best_inline, 0.9) << to_string(mode) << ": the spawn ran inline";
+  EXPECT_GT(best_worker, 0.02) << to_string(mode) << ": the worker sat idle";
 }
 
 // A job that fills its pool must not make its thread run a queued job that waits on the job
