@@ -10,8 +10,9 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev      # tests and benchmarks
   libinih-dev nlohmann-json3-dev libcli11-dev                # config, JSON, command lines
   libassimp-dev assimp-testmodels                            # model import, test assets
-  libstb-dev                                                 # PNG (and later Ogg) through stb
+  libstb-dev                                                 # PNG and Ogg Vorbis through stb
   libgl-dev libegl-dev libegl-mesa0 libgl1-mesa-dri          # bench/render only: GL headers, EGL + llvmpipe
+  libsdl2-mixer-dev libopenal-dev                            # bench/audio only: the mixers compared
 )
 
 missing=()

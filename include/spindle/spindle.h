@@ -1,8 +1,8 @@
 // Everything a game needs, in one include: the engine, the world, transforms, timers, input,
 // logging, the job system, and every plugin this build of the engine has (rendering,
-// physics, animation). Link the CMake target spindle::spindle.
+// physics, animation, audio). Link the CMake target spindle::spindle.
 //
-// spindle::spindle defines SPINDLE_HAS_RENDER, SPINDLE_HAS_PHYSICS and SPINDLE_HAS_ANIM to 1 for
+// spindle::spindle defines SPINDLE_HAS_RENDER, SPINDLE_HAS_PHYSICS, SPINDLE_HAS_ANIM and SPINDLE_HAS_AUDIO to 1 for
 // each plugin it links and to 0 for each one the engine was built without, so this header
 // includes only what exists; code that is not built through the target gets core and jobs only.
 // The asset importer (spindle::anim_import, <spindle/anim/import.h>) is left out: it needs
@@ -32,6 +32,10 @@
 #endif
 #if SPINDLE_HAS_PHYSICS
 #include <spindle/physics/physics.h>
+#endif
+#if SPINDLE_HAS_AUDIO
+#include <spindle/audio/audio_plugin.h>
+#include <spindle/audio/sound.h>
 #endif
 #if SPINDLE_HAS_ANIM
 #include <spindle/anim/animation_plugin.h>
