@@ -32,7 +32,7 @@ float attenuation_gain(Attenuation model, float distance, float min_distance, fl
 
 glm::vec2 equal_power_pan(float pan) {
   const float angle = (std::clamp(pan, -1.0f, 1.0f) + 1.0f) * 0.25f * std::numbers::pi_v<float>;
-  return {std::cos(angle), std::sin(angle)};
+  return {std::max(0.0f, std::cos(angle)), std::max(0.0f, std::sin(angle))};  // cos(pi/2) < 0
 }
 
 float doppler_factor(glm::vec3 listener_pos, glm::vec3 listener_vel, glm::vec3 source_pos,

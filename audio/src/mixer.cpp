@@ -562,11 +562,11 @@ namespace {
 template <int Ch>
 struct WrappedSource {
   const float* d;
-  std::int64_t frames, loop_start, loop_end;
+  std::int64_t frames, loop_start, loop_end;  // loop_end: frames when not looping
   bool loop;
   float operator()(std::int64_t i, int c) const {
     if (loop && i >= loop_end) i = loop_start + (i - loop_start) % (loop_end - loop_start);
-    if (i < 0 || i >= frames || (!loop && i >= loop_end)) return 0.0f;
+    if (i < 0 || i >= frames) return 0.0f;
     return d[i * Ch + c];
   }
 };
@@ -651,8 +651,7 @@ void mix_frames(Voice& v, const StreamSlot* stream, float* out, std::uint32_t n,
   const float* d = s.sound.samples().data();
   const auto limit = static_cast<std::int64_t>(v.loop ? v.loop_end : s.frames);
   const WrappedSource<Ch> wrapped{d, static_cast<std::int64_t>(s.frames),
-                                  static_cast<std::int64_t>(v.loop_start),
-                                  static_cast<std::int64_t>(v.loop_end), v.loop};
+                                  static_cast<std::int64_t>(v.loop_start), limit, v.loop};
   const detail::DirectSource<Ch> direct{d};
   while (i < n) {
     auto idx = static_cast<std::int64_t>(v.pos >> 32);
