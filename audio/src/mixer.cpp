@@ -582,43 +582,46 @@ struct StreamSource {
 };
 
 template <int Ch, bool Cubic, bool Filter>
-void mix_frames(Voice& v, const StreamSlot* stream, float* out, std::uint32_t n, detail::Ramp& g);
+void mix_frames(Voice& v, const StreamSlot* stream, float* out, std::uint32_t first,
+                std::uint32_t n, const detail::Ramp& g);
 
 }  // namespace
 
 void Mixer::Impl::mix_voice(Voice& v, float* out, std::uint32_t n) {
+  // The ramp runs over the frames the voice plays: frame `offset` of the block is its index 0.
   const std::uint32_t len = n - v.offset;
-  detail::Ramp g{v.start_l, v.start_r, (v.end_l - v.start_l) / static_cast<float>(len),
-                 (v.end_r - v.start_r) / static_cast<float>(len)};
-  out += 2 * std::size_t{v.offset};
+  const auto span = static_cast<float>(len);
+  const auto at = static_cast<float>(v.offset);
+  const float dl = (v.end_l - v.start_l) / span, dr = (v.end_r - v.start_r) / span;
+  const detail::Ramp g{v.start_l - dl * at, v.start_r - dr * at, dl, dr};
   const bool cubic = config.resampler == Resampler::Cubic;
   const bool filter = v.lp_a < 1.0f;
   const int key = (v.sound->channels == 2 ? 4 : 0) | (cubic ? 2 : 0) | (filter ? 1 : 0);
   const StreamSlot* stream = v.stream >= 0 ? &streams[static_cast<std::size_t>(v.stream)] : nullptr;
   switch (key) {
     case 0:
-      mix_frames<1, false, false>(v, stream, out, len, g);
+      mix_frames<1, false, false>(v, stream, out, v.offset, n, g);
       break;
     case 1:
-      mix_frames<1, false, true>(v, stream, out, len, g);
+      mix_frames<1, false, true>(v, stream, out, v.offset, n, g);
       break;
     case 2:
-      mix_frames<1, true, false>(v, stream, out, len, g);
+      mix_frames<1, true, false>(v, stream, out, v.offset, n, g);
       break;
     case 3:
-      mix_frames<1, true, true>(v, stream, out, len, g);
+      mix_frames<1, true, true>(v, stream, out, v.offset, n, g);
       break;
     case 4:
-      mix_frames<2, false, false>(v, stream, out, len, g);
+      mix_frames<2, false, false>(v, stream, out, v.offset, n, g);
       break;
     case 5:
-      mix_frames<2, false, true>(v, stream, out, len, g);
+      mix_frames<2, false, true>(v, stream, out, v.offset, n, g);
       break;
     case 6:
-      mix_frames<2, true, false>(v, stream, out, len, g);
+      mix_frames<2, true, false>(v, stream, out, v.offset, n, g);
       break;
     default:
-      mix_frames<2, true, true>(v, stream, out, len, g);
+      mix_frames<2, true, true>(v, stream, out, v.offset, n, g);
       break;
   }
 }
@@ -629,10 +632,11 @@ namespace {
 // stretches where every tap is inside the sound and stepping one frame at a time over loop
 // seams, the start and the end. Ends the voice at the end of a one-shot.
 template <int Ch, bool Cubic, bool Filter>
-void mix_frames(Voice& v, const StreamSlot* stream, float* out, std::uint32_t n, detail::Ramp& g) {
+void mix_frames(Voice& v, const StreamSlot* stream, float* out, std::uint32_t first,
+                std::uint32_t n, const detail::Ramp& g) {
   constexpr std::int64_t kBefore = Cubic ? 1 : 0;
   constexpr std::int64_t kAfter = Cubic ? 2 : 1;
-  std::uint32_t i = 0;
+  std::uint32_t i = first;
   if (stream) {
     const StreamSlot& s = *stream;
     const StreamSource<Ch> src{s.buffer.get(), s.capacity - 1u, s.begin, s.end};
@@ -642,7 +646,7 @@ void mix_frames(Voice& v, const StreamSlot* stream, float* out, std::uint32_t n,
         v.ended = true;
         return;
       }
-      detail::mix_run<Ch, Cubic, Filter>(src, v.pos, v.step, 1, out + 2 * i, g, v.lp, v.lp_a);
+      detail::mix_run<Ch, Cubic, Filter>(src, v.pos, v.step, i, 1, out, g, v.lp, v.lp_a);
       ++i;
     }
     return;
@@ -668,11 +672,11 @@ void mix_frames(Voice& v, const StreamSlot* stream, float* out, std::uint32_t n,
     if (idx >= kBefore && idx <= last) {
       const std::uint64_t room = ((static_cast<std::uint64_t>(last) + 1) << 32) - 1 - v.pos;
       const std::uint64_t k = std::min<std::uint64_t>(n - i, room / v.step + 1);
-      detail::mix_run<Ch, Cubic, Filter>(direct, v.pos, v.step, static_cast<std::uint32_t>(k),
-                                         out + 2 * i, g, v.lp, v.lp_a);
+      detail::mix_run<Ch, Cubic, Filter>(direct, v.pos, v.step, i, static_cast<std::uint32_t>(k),
+                                         out, g, v.lp, v.lp_a);
       i += static_cast<std::uint32_t>(k);
     } else {
-      detail::mix_run<Ch, Cubic, Filter>(wrapped, v.pos, v.step, 1, out + 2 * i, g, v.lp, v.lp_a);
+      detail::mix_run<Ch, Cubic, Filter>(wrapped, v.pos, v.step, i, 1, out, g, v.lp, v.lp_a);
       ++i;
     }
   }
