@@ -88,7 +88,7 @@ void setup_orchestra(core::Engine& engine, const SceneParams& p) {
                .sound = a.tone,
                .volume = std::clamp(static_cast<float>((i * 37) % 100) / 100.0f, 0.05f, 0.95f),
                .pitch = 0.8f + 0.4f * scene_unit(p.seed, i, 3),
-               .start_frame = (std::uint64_t{i} * 7919) % 44100});
+               .start_frame = (std::uint64_t{i} * 27253) % 44100});  // golden-ratio steps: no two in phase
     w.add<render::MeshInstance>(e, render::MeshInstance{.mesh = dart, .material = colours[i % 8]});
   }
   // Emitters circle the listener; their velocity (for doppler) is the orbit's tangent.
