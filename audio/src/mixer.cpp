@@ -413,7 +413,9 @@ void Mixer::set_volume(VoiceHandle h, float volume, float fade) {
   Voice* v = impl_->find(h);
   if (!v) return;
   volume = std::max(finite_or(volume, v->volume), 0.0f);
-  if (fade > 0 && std::isfinite(fade)) {
+  const bool fading = fade > 0 && std::isfinite(fade);
+  if (!fading && volume == v->volume_target) return;  // unchanged: a running fade goes on
+  if (fading) {
     v->volume_left = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(fade * impl_->rate()));
     v->volume_target = volume;
     v->volume_step = (volume - v->volume) / static_cast<float>(v->volume_left);
@@ -708,14 +710,27 @@ void Mixer::Impl::advance_silent(Voice& v, std::uint32_t n) {
 
 void Mixer::Impl::mix_block(jobs::JobSystem* jobs, std::uint32_t split, std::uint16_t tag,
                             float* out, std::uint32_t n) {
-  // 1. Update.
-  for (std::uint32_t slot : active) {
-    Voice& v = voices[slot];
-    v.mixed = false;
-    v.ended = false;
-    v.candidate = v.delay < n;
-    v.offset = v.candidate ? v.delay : n;
-    compute_gains(v, n);
+  // 1. Update: each voice's own state, in parallel when there are many.
+  auto update = [this, n](std::size_t begin, std::size_t end) {
+    for (std::size_t k = begin; k < end; ++k) {
+      Voice& v = voices[active[k]];
+      v.mixed = false;
+      v.ended = false;
+      v.candidate = v.delay < n;
+      v.offset = v.candidate ? v.delay : n;
+      compute_gains(v, n);
+    }
+  };
+  const auto active_count = static_cast<std::uint32_t>(active.size());
+  const std::uint32_t update_chunks =
+      jobs ? std::clamp<std::uint32_t>(std::min(split, active_count / 1024), 1, 64) : 1;
+  if (update_chunks > 1) {
+    core::for_each_chunk(*jobs, update_chunks, {"audio_voices", tag}, [&](std::uint32_t c) {
+      const core::ChunkRange r = core::chunk_range(active_count, update_chunks, c);
+      update(r.begin, r.end);
+    });
+  } else {
+    update(0, active_count);
   }
   choose_mixed();
   // 2. Streams: each mixed stream decodes in its own job.

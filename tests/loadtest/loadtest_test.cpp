@@ -172,7 +172,7 @@ struct SceneRange {
 const std::vector<SceneRange> kSceneRanges = {
     {"boids", 1, 1'000'000}, {"swarm", 1, 1'000'000}, {"imbalanced", 1, 500'000},
     {"spawn", 1, 50'000},    {"boxes", 1, 50'000},    {"boxes_r2", 1, 50'000},
-    {"boxes_r4", 1, 50'000}, {"crowd", 10, 5'000},
+    {"boxes_r4", 1, 50'000}, {"crowd", 10, 5'000},    {"orchestra", 1, 20'000},
 };
 
 // One past either end is refused with the scene's range, before the output folder is made (so
@@ -507,6 +507,36 @@ TEST(LoadTestRun, ScenesRenderWithScreenshotsAndTheSameImageInEveryMode) {
       EXPECT_GT(size, 100u) << name;
       EXPECT_NE(html.find("shots/" + name), std::string::npos) << name;
     }
+}
+
+// The audio scene mixes through the audio stages in every mode to the same output (its hash is
+// folded into the world hash the harness compares), and the physics scenes play impact sounds.
+TEST(LoadTestRun, OrchestraMixesTheSameInEveryModeAndEveryScenePlaysSound) {
+  const auto dir = temp_dir("orchestra");
+  const std::string mode_list = own_mode_list();
+  // clang-format off
+  const Result r = run({"--scene", "orchestra,boxes", "--objects", "20,200", "--modes", mode_list,
+                        "--workers", "2", "--frames", "6", "--warmup", "2", "--repeats", "1",
+                        "--trace-frames", "0", "--no-pin", "--width", "160", "--height", "96",
+                        "--out", dir.string()});
+  // clang-format on
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("every mode ended with the same world hash"), std::string::npos) << r.out;
+  const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
+  std::map<std::pair<std::string, std::uint32_t>, std::set<std::uint64_t>> hashes;
+  for (const auto& s : run_json["series"]) {
+    const auto& names = s["stage_names"];
+    for (const char* stage : {"audio_update", "audio_mix"})
+      EXPECT_NE(std::find(names.begin(), names.end(), stage), names.end()) << stage;
+    if (s["scene"] == "orchestra")
+      EXPECT_NE(std::find(names.begin(), names.end(), "orbit"), names.end());
+    if (s["scene"] == "boxes")
+      EXPECT_NE(std::find(names.begin(), names.end(), "impact_sounds"), names.end());
+    hashes[{s["scene"].get<std::string>(), s["objects"].get<std::uint32_t>()}].insert(
+        s["world_hash"].get<std::uint64_t>());
+  }
+  ASSERT_EQ(hashes.size(), 4u);
+  EXPECT_NE(*hashes[{"orchestra", 20}].begin(), *hashes[{"orchestra", 200}].begin());
 }
 
 }  // namespace
