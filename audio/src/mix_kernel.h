@@ -70,39 +70,48 @@ inline void mix_run_scalar(const Source& src, std::uint64_t& pos, std::uint64_t 
 }
 
 #if SPINDLE_MIX_SSE2
-// Mono, linear, no filter, every tap inside the sound: four frames per step. The taps are
-// loaded one by one (SSE2 has no gather); the arithmetic is the scalar path's, lane by lane.
+// Mono, linear, no filter, every tap inside the sound: four frames per step. Each frame's two
+// taps come in one 8-byte load (SSE2 has no gather); the positions' low 32 bits (the fractions)
+// advance in a vector, exactly as the scalar 64-bit positions' low halves do. The arithmetic is
+// the scalar path's, lane by lane.
 inline void mix_run_mono_linear_sse2(const float* d, std::uint64_t& pos, std::uint64_t step,
                                      std::uint32_t first, std::uint32_t n, float* out,
                                      const Ramp& g) {
   std::uint64_t p = pos;
   std::uint32_t i = first;
   const std::uint32_t end = first + n;
-  const __m128 scale = _mm_set1_ps(0x1p-24f);
-  const __m128 l0 = _mm_set1_ps(g.l), r0 = _mm_set1_ps(g.r);
-  const __m128 dl = _mm_set1_ps(g.dl), dr = _mm_set1_ps(g.dr);
-  const __m128 lanes = _mm_set_ps(3, 2, 1, 0);
-  for (; i + 4 <= end; i += 4) {
-    const std::uint64_t p0 = p, p1 = p + step, p2 = p + 2 * step, p3 = p + 3 * step;
-    p += 4 * step;
-    const float* s0 = d + (p0 >> 32);
-    const float* s1 = d + (p1 >> 32);
-    const float* s2 = d + (p2 >> 32);
-    const float* s3 = d + (p3 >> 32);
-    const __m128 a = _mm_set_ps(s3[0], s2[0], s1[0], s0[0]);
-    const __m128 b = _mm_set_ps(s3[1], s2[1], s1[1], s0[1]);
-    const __m128i f = _mm_set_epi32(static_cast<int>(static_cast<std::uint32_t>(p3) >> 8),
-                                    static_cast<int>(static_cast<std::uint32_t>(p2) >> 8),
-                                    static_cast<int>(static_cast<std::uint32_t>(p1) >> 8),
-                                    static_cast<int>(static_cast<std::uint32_t>(p0) >> 8));
-    const __m128 t = _mm_mul_ps(_mm_cvtepi32_ps(f), scale);
-    const __m128 s = _mm_add_ps(a, _mm_mul_ps(_mm_sub_ps(b, a), t));
-    const __m128 fi = _mm_add_ps(_mm_set1_ps(static_cast<float>(i)), lanes);
-    const __m128 vl = _mm_mul_ps(s, _mm_add_ps(l0, _mm_mul_ps(dl, fi)));
-    const __m128 vr = _mm_mul_ps(s, _mm_add_ps(r0, _mm_mul_ps(dr, fi)));
-    float* o = out + 2 * std::size_t{i};
-    _mm_storeu_ps(o, _mm_add_ps(_mm_loadu_ps(o), _mm_unpacklo_ps(vl, vr)));
-    _mm_storeu_ps(o + 4, _mm_add_ps(_mm_loadu_ps(o + 4), _mm_unpackhi_ps(vl, vr)));
+  if (n >= 4) {
+    const __m128 scale = _mm_set1_ps(0x1p-24f);
+    const __m128 l0 = _mm_set1_ps(g.l), r0 = _mm_set1_ps(g.r);
+    const __m128 dl = _mm_set1_ps(g.dl), dr = _mm_set1_ps(g.dr);
+    const __m128 four = _mm_set1_ps(4.0f);
+    const auto s32 = static_cast<std::uint32_t>(step);
+    const auto p32 = static_cast<std::uint32_t>(p);
+    __m128i frac = _mm_set_epi32(static_cast<int>(p32 + 3 * s32), static_cast<int>(p32 + 2 * s32),
+                                 static_cast<int>(p32 + s32), static_cast<int>(p32));
+    const __m128i frac_step = _mm_set1_epi32(static_cast<int>(4 * s32));
+    const auto fi0 = static_cast<float>(i);
+    __m128 fi = _mm_set_ps(fi0 + 3, fi0 + 2, fi0 + 1, fi0);
+    auto pair = [d](std::uint64_t at) {  // (d[at], d[at + 1], 0, 0)
+      return _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(d + (at >> 32))));
+    };
+    for (; i + 4 <= end; i += 4) {
+      const std::uint64_t p1 = p + step, p2 = p1 + step, p3 = p2 + step;
+      const __m128 q01 = _mm_unpacklo_ps(pair(p), pair(p1));   // a0 a1 b0 b1
+      const __m128 q23 = _mm_unpacklo_ps(pair(p2), pair(p3));  // a2 a3 b2 b3
+      const __m128 a = _mm_movelh_ps(q01, q23);
+      const __m128 b = _mm_movehl_ps(q23, q01);
+      p = p3 + step;
+      const __m128 t = _mm_mul_ps(_mm_cvtepi32_ps(_mm_srli_epi32(frac, 8)), scale);
+      frac = _mm_add_epi32(frac, frac_step);
+      const __m128 s = _mm_add_ps(a, _mm_mul_ps(_mm_sub_ps(b, a), t));
+      const __m128 vl = _mm_mul_ps(s, _mm_add_ps(l0, _mm_mul_ps(dl, fi)));
+      const __m128 vr = _mm_mul_ps(s, _mm_add_ps(r0, _mm_mul_ps(dr, fi)));
+      fi = _mm_add_ps(fi, four);
+      float* o = out + 2 * std::size_t{i};
+      _mm_storeu_ps(o, _mm_add_ps(_mm_loadu_ps(o), _mm_unpacklo_ps(vl, vr)));
+      _mm_storeu_ps(o + 4, _mm_add_ps(_mm_loadu_ps(o + 4), _mm_unpackhi_ps(vl, vr)));
+    }
   }
   pos = p;
   if (i < end) {
