@@ -123,10 +123,10 @@ class OpenAlVoices final : public Contender {
         alSourcef(s, AL_MAX_DISTANCE, kMaxDistance);
         alSourcef(s, AL_ROLLOFF_FACTOR, kRolloff);
       } else {
-        // Pan: a direction on the unit circle around the listener; volume only: at the listener
-        // (centred). Every mono source is panned by OpenAL Soft: it has no cheaper path.
+        // A direction on the unit circle around the listener: straight ahead in the volume
+        // case (centred; every mono source is panned by OpenAL Soft, it has no cheaper path).
         alSourcei(s, AL_SOURCE_RELATIVE, AL_TRUE);
-        alSource3f(s, AL_POSITION, v.pan, 0.0f, w.which == Case::Pan ? -std::cos(v.azimuth) : 0.0f);
+        alSource3f(s, AL_POSITION, std::sin(v.azimuth), 0.0f, -std::cos(v.azimuth));
       }
       alSourcei(s, AL_SAMPLE_OFFSET, static_cast<ALint>(v.start_frame));
     }

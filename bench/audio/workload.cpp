@@ -50,7 +50,10 @@ Workload make_workload(Case which, std::uint32_t voices) {
   for (std::uint32_t i = 0; i < voices; ++i) {
     Voice& v = w.voices[i];
     v.volume = std::clamp(static_cast<float>((i * 37u) % 100u) / 100.0f, 0.05f, 0.95f);
-    v.start_frame = static_cast<std::uint32_t>((std::uint64_t{i} * 7919u) % kSoundFrames);
+    // Golden-ratio steps through the sound: the tones' phases spread evenly (a fixed stride
+    // such as 7919 frames is about half a 220 Hz period and makes neighbours cancel).
+    v.start_frame =
+        static_cast<std::uint32_t>(std::fmod(i * (std::numbers::phi - 1.0), 1.0) * kSoundFrames);
     if (which == Case::Volume) continue;
     v.azimuth = static_cast<float>(std::fmod(i * golden_angle, 2 * std::numbers::pi));
     const glm::vec3 dir{std::sin(v.azimuth), 0.0f, -std::cos(v.azimuth)};
