@@ -278,6 +278,9 @@ report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mo
     record_frame(engine, r.frames[i]);
   }
   r.world_hash = engine.world().state_hash();
+  // The mixed audio joins the world's hash: the determinism check covers every sample too.
+  if (const SceneAudio* a = engine.world().resource<SceneAudio>())
+    r.world_hash ^= core::mix64(a->plugin->output_hash());
   if (const render::Renderer* renderer = scene_renderer(engine)) {
     r.image_hash = renderer->image_hash();
     if (!screenshot.empty()) {

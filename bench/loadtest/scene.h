@@ -100,6 +100,8 @@ void register_physics_scenes();
 void register_crowd_scene();
 // The rendering anchor (`cubes`; scenes_cubes.cpp), called by register_builtin_scenes().
 void register_cubes_scene();
+// The audio scene (`orchestra`; scenes_audio.cpp), called by register_builtin_scenes().
+void register_audio_scenes();
 
 }  // namespace spindle::loadtest
 

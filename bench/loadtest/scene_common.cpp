@@ -1,5 +1,14 @@
 #include "scene_common.h"
 
+#include <array>
+#include <cmath>
+#include <numbers>
+
+#include <spindle/gameplay/transform.h>
+#include <spindle/physics/events.h>
+#include <spindle/physics/plugin.h>
+#include <glm/gtc/matrix_transform.hpp>
+
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -41,7 +50,109 @@ render::Renderer& add_scene_renderer(
   r.lights().ambient = glm::vec3(0.2f);
   r.lights().directional = {.direction = {0.3f, 0.8f, 0.5f}, .color = glm::vec3(0.8f)};
   engine.world().set_resource<SceneRendering>(SceneRendering{&r});
+  if (engine.world().resource<SceneAudio>() == nullptr)
+    add_scene_audio(engine, p, camera.position, 4);
   return r;
+}
+
+namespace {
+
+// Deterministic noise in [-1, 1).
+float noise(std::uint64_t i) {
+  return 2.0f * scene_unit(0x5eed, i, 7) - 1.0f;
+}
+
+audio::Sound scene_tone() {
+  constexpr std::uint32_t kRate = 44100;
+  std::vector<float> s(kRate);
+  for (std::uint32_t i = 0; i < kRate; ++i) {
+    const double t = static_cast<double>(i) / kRate;
+    s[i] = static_cast<float>(0.4 * std::sin(2 * std::numbers::pi * 220 * t) +
+                              0.2 * std::sin(2 * std::numbers::pi * 331 * t)) +
+           0.02f * noise(i);
+  }
+  return audio::Sound::create(std::move(s), 1, kRate, "loadtest tone").value();
+}
+
+audio::Sound scene_impact() {
+  constexpr std::uint32_t kRate = 22050, kFrames = kRate / 5;
+  std::vector<float> s(kFrames);
+  for (std::uint32_t i = 0; i < kFrames; ++i)
+    s[i] = 0.8f * noise(i + 1'000'000) * std::exp(-static_cast<float>(i) / (kRate * 0.03f));
+  return audio::Sound::create(std::move(s), 1, kRate, "loadtest impact").value();
+}
+
+}  // namespace
+
+SceneAudio& add_scene_audio(core::Engine& engine, const SceneParams& p, glm::vec3 ears,
+                            std::uint32_t ambient, audio::MixerConfig mixer) {
+  audio::AudioPluginConfig config;
+  config.output = audio::Output::None;
+  config.mixer = mixer;
+  audio::AudioPlugin& plugin = engine.add_plugin<audio::AudioPlugin>(std::move(config));
+  SceneAudio a{.plugin = &plugin};
+  a.tone = plugin.mixer().add_sound(scene_tone()).value();
+  a.impact = plugin.mixer().add_sound(scene_impact()).value();
+  core::World& w = engine.world();
+  auto place = [&w](core::Entity e, glm::vec3 at) {
+    w.add<core::WorldTransform>(e,
+                                core::WorldTransform{.matrix = glm::translate(glm::mat4(1), at)});
+  };
+  const core::Entity listener = w.create();
+  place(listener, ears);
+  w.add<audio::AudioListener>(listener, audio::AudioListener{});
+  for (std::uint32_t i = 0; i < ambient; ++i) {
+    const core::Entity e = w.create();
+    const float angle = 2.39996f * static_cast<float>(i);
+    place(e, ears + glm::vec3(4.0f * std::cos(angle), 0.0f, 4.0f * std::sin(angle)));
+    w.add<audio::AudioEmitter>(
+        e, audio::AudioEmitter{.sound = a.tone,
+                               .volume = 0.2f,
+                               .pitch = 0.8f + 0.4f * scene_unit(p.seed, i, 11),
+                               .start_frame = static_cast<std::uint64_t>(i) * 4409 % 44100});
+  }
+  w.set_resource<SceneAudio>(a);
+  return *w.resource<SceneAudio>();
+}
+
+void add_impact_sounds(core::Engine& engine) {
+  engine.add_stage(
+      {.name = "impact_sounds",
+       .phase = physics::kPhysicsPhase,
+       .access =
+           core::Access{}.read<physics::CollisionBegan, SceneAudio>().write<audio::AudioAccess>(),
+       .after = {"physics_step"},
+       .run = [](core::StageContext& ctx) {
+         const SceneAudio* a = ctx.world().resource<SceneAudio>();
+         if (a == nullptr) return;
+         // The strongest hits of this step, in event order among equals.
+         struct Hit {
+           float impulse;
+           glm::vec3 point;
+         };
+         std::array<Hit, 16> hits{};
+         std::uint32_t n = 0;
+         for (const physics::CollisionBegan& c :
+              ctx.world().read_events<physics::CollisionBegan>()) {
+           const Hit h{c.impulse, c.point};
+           if (n < hits.size()) {
+             hits[n++] = h;
+           } else {
+             auto weakest =
+                 std::min_element(hits.begin(), hits.end(),
+                                  [](const Hit& x, const Hit& y) { return x.impulse < y.impulse; });
+             if (weakest->impulse < h.impulse) *weakest = h;
+           }
+         }
+         audio::Mixer& m = a->plugin->mixer();
+         for (std::uint32_t i = 0; i < n; ++i) {
+           m.play(a->impact, {.volume = std::clamp(hits[i].impulse * 0.2f, 0.05f, 1.0f),
+                              .priority = 1,
+                              .spatial = true,
+                              .spatial_params = {.position = hits[i].point, .max_distance = 200},
+                              .steal = true});
+         }
+       }});
 }
 
 render::Mesh transformed_mesh(const render::Mesh& mesh, const glm::mat4& to) {

@@ -15,6 +15,7 @@
 #include <functional>
 #include <vector>
 
+#include <spindle/audio/audio_plugin.h>
 #include <spindle/engine/engine.h>
 #include <spindle/render/camera.h>
 #include <spindle/render/render_plugin.h>
@@ -43,6 +44,22 @@ render::Renderer& add_scene_renderer(
     core::Engine& engine, const SceneParams& p, render::Camera camera, std::uint32_t max_draws,
     std::function<void(core::StageContext&, render::Renderer&)> submit = {},
     core::Access submit_reads = {});
+
+// The scene's audio, as a world resource so the harness can read the mixed output's hash.
+struct SceneAudio {
+  audio::AudioPlugin* plugin = nullptr;
+  audio::SoundId tone = 0;    // the comparison's test sound: 220 + 331 Hz and a little noise, 1 s
+  audio::SoundId impact = 0;  // a short decaying noise burst
+};
+// Adds the AudioPlugin (no output device: the load test measures the mixing, not a sound card)
+// with the two sounds above, a listener at `ears` and `ambient` looping emitters spread around
+// it; `mixer` sets the voice capacities. add_scene_renderer() calls it with the defaults, so
+// every scene mixes audio; a scene that wants more (orchestra) calls it first.
+SceneAudio& add_scene_audio(core::Engine& engine, const SceneParams& p, glm::vec3 ears,
+                            std::uint32_t ambient, audio::MixerConfig mixer = {});
+// A stage that plays `impact` at the contact point of each new physics collision (the strongest
+// 16 per step, stealing the quietest voices when all are busy).
+void add_impact_sounds(core::Engine& engine);
 
 // `mesh` with its positions transformed by `m` (normals by its inverse transpose, renormalised).
 render::Mesh transformed_mesh(const render::Mesh& mesh, const glm::mat4& m);

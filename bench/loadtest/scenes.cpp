@@ -552,6 +552,7 @@ void register_builtin_scenes() {
   register_physics_scenes();
   register_crowd_scene();
   register_cubes_scene();
+  register_audio_scenes();
 }
 
 }  // namespace spindle::loadtest

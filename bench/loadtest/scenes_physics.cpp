@@ -110,6 +110,7 @@ void setup_spawn(core::Engine& engine, const SceneParams& p) {
   // spheres, cylinders as boxes of their size.
   render::Renderer& r =
       add_scene_renderer(engine, p, overview_camera(side, 0.6f, 0.9f), n + 2 * s.per_step + 16);
+  add_impact_sounds(engine);
   const std::vector<render::MaterialId> colours = add_palette(r, 8);
   const auto box = [](glm::vec3 half) {
     return transformed_mesh(render::make_cube(1.0f), glm::scale(glm::mat4(1.0f), 2.0f * half));
@@ -198,6 +199,7 @@ void setup_boxes(core::Engine& engine, const SceneParams& p, std::uint32_t regio
 
   const ShapeId box = must(physics.create_shape(ShapeDesc::box({0.4f, 0.4f, 0.4f})));
   render::Renderer& r = add_scene_renderer(engine, p, overview_camera(side, 0.6f, 0.9f), n + 16);
+  add_impact_sounds(engine);
   const render::MeshId cube = r.add_mesh(render::make_cube(0.8f)).value();
   const std::vector<render::MaterialId> colours = add_palette(r, 6);
   const ShapeId wall = must(physics.create_shape(ShapeDesc::box({side * 0.5f + 1, 2, 0.5f})));

@@ -8,7 +8,8 @@
 //
 //   auto& audio = engine.add_plugin<spindle::audio::AudioPlugin>(spindle::audio::AudioPluginConfig{
 //       .mixer = {.max_voices = 512}, .output = spindle::audio::Output::Sdl});
-//   const auto hum = audio.mixer().add_sound(spindle::audio::load_sound("hum.wav").value()).value();
+//   const auto hum =
+//   audio.mixer().add_sound(spindle::audio::load_sound("hum.wav").value()).value();
 //   world.add<spindle::audio::AudioEmitter>(robot, {.sound = hum, .loop = true});
 //   world.add<spindle::audio::AudioListener>(camera, {});
 //   audio.mixer().play(boom, {.volume = 0.7f});        // one-shots: straight to the mixer from
@@ -56,8 +57,8 @@ struct AudioEmitter {
   BusId bus = kMasterBus;
   std::int32_t priority = 0;
   bool loop = true;
-  bool playing = true;     // false stops the voice (a short fade)
-  bool occlude = false;    // ask AudioPluginConfig::occlusion each frame
+  bool playing = true;   // false stops the voice (a short fade)
+  bool occlude = false;  // ask AudioPluginConfig::occlusion each frame
   Attenuation model = Attenuation::Inverse;
   float min_distance = 1;
   float max_distance = 100;

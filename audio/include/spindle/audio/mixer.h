@@ -89,8 +89,16 @@ float doppler_factor(glm::vec3 listener_pos, glm::vec3 listener_vel, glm::vec3 s
 
 // A second-order IIR filter (RBJ cookbook), per bus or per test.
 struct BiquadDesc {
-  enum class Type : std::uint8_t { None, LowPass, HighPass, BandPass, Notch, Peak, LowShelf,
-                                   HighShelf };
+  enum class Type : std::uint8_t {
+    None,
+    LowPass,
+    HighPass,
+    BandPass,
+    Notch,
+    Peak,
+    LowShelf,
+    HighShelf
+  };
   Type type = Type::None;
   float frequency = 1000;  // Hz
   float q = 0.7071f;
@@ -107,7 +115,7 @@ struct BusDesc {
   BiquadDesc filter{};
   // A small Schroeder reverb (4 combs + 2 all-passes); 0 is off.
   float reverb_mix = 0;
-  float reverb_room = 0.5f;  // 0..1: feedback of the combs
+  float reverb_room = 0.5f;   // 0..1: feedback of the combs
   BusId parent = kMasterBus;  // buses sum into their parent (the master sums into the output)
 };
 
@@ -128,8 +136,8 @@ struct PlayParams {
   BusId bus = kMasterBus;
   std::int32_t priority = 0;  // higher is more important
   bool loop = false;
-  std::uint64_t loop_start = 0;  // frames of the sound
-  std::uint64_t loop_end = 0;    // 0: the end of the sound
+  std::uint64_t loop_start = 0;   // frames of the sound
+  std::uint64_t loop_end = 0;     // 0: the end of the sound
   std::uint64_t start_frame = 0;  // where in the sound to start
   float fade_in = 0;              // seconds
   // Frames into the next mix() call at which the voice starts (sample-accurate start).
@@ -163,13 +171,13 @@ struct MixerConfig {
   // with a message and keeps nothing; a stream play past it (or past max_streams) is refused and
   // counted. 0: no limit.
   std::size_t memory_budget = 0;
-  std::uint32_t max_streams = 8;            // streamed voices playing at once
+  std::uint32_t max_streams = 8;               // streamed voices playing at once
   std::uint32_t stream_buffer_frames = 16384;  // decoded frames held per streamed voice
 };
 
 struct MixerStats {
-  std::uint32_t voices = 0;    // playing (real + virtual + delayed)
-  std::uint32_t mixed = 0;     // mixed in the last block
+  std::uint32_t voices = 0;  // playing (real + virtual + delayed)
+  std::uint32_t mixed = 0;   // mixed in the last block
   std::uint32_t virtual_voices = 0;
   std::uint64_t plays = 0;
   std::uint64_t plays_refused = 0;  // no slot and nothing to steal, or over the stream budget
@@ -190,7 +198,7 @@ class Mixer {
 
   core::Result<SoundId> add_sound(Sound sound);
   core::Result<SoundId> add_stream(const std::string& path);  // validates by opening it once
-  const Sound* sound(SoundId id) const;  // nullptr for streams and unknown ids
+  const Sound* sound(SoundId id) const;                       // nullptr for streams and unknown ids
   core::Result<BusId> add_bus(BusDesc desc);
   void set_bus_volume(BusId bus, float volume);
   void set_bus_filter(BusId bus, const BiquadDesc& filter);

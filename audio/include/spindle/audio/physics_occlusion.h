@@ -21,8 +21,9 @@
 
 namespace spindle::audio {
 
-inline std::function<float(glm::vec3, glm::vec3)> physics_occlusion(
-    const physics::Physics& physics, float occluded = 0.8f, float emitter_radius = 0.5f) {
+inline std::function<float(glm::vec3, glm::vec3)> physics_occlusion(const physics::Physics& physics,
+                                                                    float occluded = 0.8f,
+                                                                    float emitter_radius = 0.5f) {
   return [&physics, occluded, emitter_radius](glm::vec3 listener, glm::vec3 emitter) -> float {
     const glm::vec3 d = emitter - listener;
     const float len = glm::length(d);
