@@ -71,6 +71,11 @@ class SdlMixerVoices final : public Contender {
 
     const int n = static_cast<int>(w.voices.size());
     if (Mix_AllocateChannels(n) != n) return fail(error, "Mix_AllocateChannels");
+    // Every voice starts in the same callback, so their offsets are the workload's (the audio
+    // thread runs meanwhile; starting 1000 voices spans many callbacks and scrambles their
+    // phases). SDL_mixer hides its device's id: the first SDL_OpenAudioDevice gets 2, checked here;
+    // SDL's mutexes are recursive, so SDL_mixer's own locking inside still works.
+    const DeviceHold hold(SDL_GetAudioDeviceStatus(kMixerDevice) == SDL_AUDIO_PLAYING);
     for (int i = 0; i < n; ++i) {
       const Voice& v = w.voices[static_cast<std::size_t>(i)];
       const auto offset = static_cast<std::uint32_t>(std::uint64_t{v.start_frame} * kOutputRate /
@@ -96,6 +101,11 @@ class SdlMixerVoices final : public Contender {
       }
       if (Mix_PlayChannel(i, chunk, -1) != i) return fail(error, "Mix_PlayChannel");
     }
+    return true;
+  }
+
+  // After the voices have started (the device no longer held): parks the audio thread.
+  bool park(std::string& error) {
     // From here the audio thread parks at the end of its next callback.
     Mix_SetPostMix(&SdlMixerVoices::post_mix, this);
     std::unique_lock lock(mutex_);
@@ -135,6 +145,19 @@ class SdlMixerVoices final : public Contender {
 
  private:
   static constexpr std::uint32_t kFrameBytes = 2 * sizeof(float);
+  static constexpr SDL_AudioDeviceID kMixerDevice = 2;
+
+  struct DeviceHold {
+    explicit DeviceHold(bool hold) : held(hold) {
+      if (held) SDL_LockAudioDevice(kMixerDevice);
+    }
+    ~DeviceHold() {
+      if (held) SDL_UnlockAudioDevice(kMixerDevice);
+    }
+    DeviceHold(const DeviceHold&) = delete;
+    DeviceHold& operator=(const DeviceHold&) = delete;
+    bool held;
+  };
 
   static bool fail(std::string& error, const char* what) {
     error = std::string("sdl_mixer: ") + what + ": " + SDL_GetError();
@@ -180,7 +203,7 @@ class SdlMixerVoices final : public Contender {
 std::unique_ptr<Contender> make_sdl_mixer(const Workload& w, std::string& error) {
   auto c = std::make_unique<SdlMixerVoices>();
   c->set_case(w.which);
-  if (!c->start(w, error)) return nullptr;
+  if (!c->start(w, error) || !c->park(error)) return nullptr;
   return c;
 }
 
