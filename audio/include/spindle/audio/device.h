@@ -43,8 +43,10 @@ struct DeviceConfig {
 
 struct DeviceStats {
   std::uint64_t frames_played = 0;  // frames taken from the ring (or silence played)
-  std::uint64_t underruns = 0;      // callbacks that found fewer frames than they needed
-  std::uint64_t silent_frames = 0;  // frames of silence played for underruns
+  // Callbacks that found fewer frames than they needed. Not counted before the first frame ever
+  // arrives: silence while the producer has not started is start-up, not a glitch.
+  std::uint64_t underruns = 0;
+  std::uint64_t silent_frames = 0;  // frames of silence played for those underruns
 };
 
 class OutputDevice {
