@@ -79,7 +79,9 @@ TEST(AudioPlugin, OutputIsTheSameInEveryModeAndWorkerCount) {
     }
     EXPECT_EQ(s.audio->mixer().stats().mixed, 200u);
     EXPECT_EQ(s.audio->mixer().stats().virtual_voices, 60u);
-    EXPECT_EQ(s.audio->stats().frames_mixed, 20u * 800u) << "48 kHz x 20 steps of 1/60 s";
+    // 48 kHz for 20 fixed steps (1/60 s in whole nanoseconds: the remainder carries over).
+    const auto step_ns = static_cast<std::uint64_t>(s.engine.config().fixed_step_ns);
+    EXPECT_EQ(s.audio->stats().frames_mixed, 20 * step_ns * 48000 / 1'000'000'000);
     return s.audio->output_hash() ^ s.engine.world().state_hash();
   });
 }
@@ -148,7 +150,7 @@ TEST(AudioPlugin, AWavDeviceRecordsWhatWasMixed) {
     ASSERT_NE(s.audio->device(), nullptr);
     EXPECT_STREQ(s.audio->device()->name(), "wav");
   }
-  ASSERT_EQ(frames, 30u * 800u);
+  ASSERT_EQ(frames, 30u * (core::kNsPerSecond / 60) * 48000 / core::kNsPerSecond);
   auto sound = load_sound(path.string());
   ASSERT_TRUE(sound) << sound.status().message();
   EXPECT_EQ(sound.value().frames(), frames);
@@ -165,7 +167,7 @@ TEST(AudioPlugin, ABadDeviceFallsBackToTheNullDevice) {
   ASSERT_NE(s.audio->device(), nullptr);
   EXPECT_STREQ(s.audio->device()->name(), "null");
   s.engine.step();
-  EXPECT_EQ(s.audio->stats().frames_mixed, 800u);
+  EXPECT_EQ(s.audio->stats().frames_mixed, 799u) << "1/60 s in whole nanoseconds: 799.99 frames";
 }
 
 }  // namespace
