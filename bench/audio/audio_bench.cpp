@@ -32,6 +32,8 @@ struct Options {
   std::string only;
   std::string resampler = "linear";
   bool csv = false;
+  double realtime = 0;  // seconds of the real-time run (0: the comparison)
+  std::string driver = "disk";
 };
 
 struct Series {
@@ -86,6 +88,11 @@ int main(int argc, char** argv) {
   app.add_option("--resampler", o.resampler, "Spindle's resampler (and OpenAL Soft's)")
       ->check(CLI::IsMember({"linear", "cubic"}));
   app.add_flag("--csv", o.csv, "CSV: library,case,voices,ns_per_voice_frame,voices_per_core");
+  app.add_option("--realtime", o.realtime,
+                 "instead: play the 3d case's voices for this many wall-clock seconds through the "
+                 "engine and a real-time SDL device, and count underruns (exit 3 if any)")
+      ->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--driver", o.driver, "SDL audio driver for --realtime (default: disk)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -101,6 +108,8 @@ int main(int argc, char** argv) {
   // Readable notes go to stderr with --csv, so stdout is the CSV alone.
   std::ostream& info = o.csv ? std::cerr : std::cout;
   const Workload w = make_workload(which, o.voices);
+  if (o.realtime > 0)
+    return run_realtime(make_workload(Case::Spatial, o.voices), o.realtime, o.driver);
 
   std::vector<Series> series;
   auto add = [&](const char* name, auto make) {

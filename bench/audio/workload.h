@@ -79,6 +79,10 @@ std::unique_ptr<Contender> make_spindle(const Workload& w, bool cubic, std::stri
 std::unique_ptr<Contender> make_sdl_mixer(const Workload& w, std::string& error);
 std::unique_ptr<Contender> make_openal_soft(const Workload& w, bool cubic, std::string& error);
 
+// The engine and a real-time SDL device for `seconds` of wall time; prints underruns
+// (realtime.cpp).
+int run_realtime(const Workload& w, double seconds, const std::string& driver);
+
 // CPU time of a thread (CLOCK_THREAD_CPUTIME_ID: the caller's) in nanoseconds.
 std::uint64_t thread_cpu_ns(clockid_t clock = CLOCK_THREAD_CPUTIME_ID);
 double rms_of(std::span<const float> samples);
