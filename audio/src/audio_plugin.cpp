@@ -31,6 +31,7 @@ std::uint64_t spindle_hash(const AudioEmitter& e) {
 struct AudioPlugin::State {
   std::vector<float> buffer;  // one frame's mix, interleaved stereo
   std::uint64_t owed = 0;     // game time not yet mixed, in ns x sample rate
+  std::size_t last = 0;       // samples of the last frame's mix in `buffer`
   bool realtime = false;
 };
 
@@ -49,6 +50,10 @@ AudioPlugin::AudioPlugin(AudioPluginConfig config)
 
 AudioPlugin::~AudioPlugin() {
   if (device_) (void)device_->close();
+}
+
+std::span<const float> AudioPlugin::last_mix() const {
+  return {state_->buffer.data(), state_->last};
 }
 
 namespace {
@@ -180,6 +185,7 @@ void AudioPlugin::build(core::Engine& engine) {
                stats_.frames_skipped += frames - config_.max_frames_per_frame;
                frames = config_.max_frames_per_frame;
              }
+             s.last = frames * 2;
              if (frames == 0) return;
              const std::span<float> out(s.buffer.data(), frames * 2);
              mixer_->mix(ctx.jobs(), ctx.split(), ctx.tag(), out);

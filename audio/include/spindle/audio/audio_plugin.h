@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 
 #include <glm/glm.hpp>
@@ -108,6 +109,9 @@ class AudioPlugin final : public core::Plugin {
   // worker counts for the same input.
   std::uint64_t output_hash() const { return hash_; }
   const AudioPluginStats& stats() const { return stats_; }
+  // What audio_mix mixed in the last frame (interleaved stereo; empty before the first): meters,
+  // visualisers, tests.
+  std::span<const float> last_mix() const;
 
  private:
   struct State;
