@@ -9,9 +9,6 @@
 #include <string>
 #include <vector>
 
-#define STB_VORBIS_HEADER_ONLY  // the implementation is compiled in libstb.so
-#include <stb_vorbis.h>
-
 #include "ogg_format.h"
 #include "spindle/audio/sound.h"
 
@@ -265,13 +262,13 @@ core::Result<Sound> decode_ogg(std::span<const std::uint8_t> bytes, std::string_
   core::Result<detail::OggPages> pages = detail::check_ogg_pages(source, name);
   if (!pages) return pages.status();
 
-  int error = 0;
-  std::unique_ptr<stb_vorbis, void (*)(stb_vorbis*)> vorbis(
-      stb_vorbis_open_memory(bytes.data(), static_cast<int>(bytes.size()), &error, nullptr),
-      &stb_vorbis_close);
-  if (!vorbis)
-    return Status::error(std::string(name) + ": not a valid Ogg Vorbis stream (" +
-                         detail::vorbis_error_text(error) + ")");
+  core::Result<detail::Vorbis> opened = detail::Vorbis::open(
+      [&](const stb_vorbis_alloc* alloc, int* error) {
+        return stb_vorbis_open_memory(bytes.data(), static_cast<int>(bytes.size()), error, alloc);
+      },
+      name);
+  if (!opened) return opened.status();
+  const detail::Vorbis& vorbis = opened.value();
   core::Result<std::uint64_t> length =
       detail::check_vorbis_stream(vorbis.get(), pages.value(), name);
   if (!length) return length.status();
