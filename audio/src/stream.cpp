@@ -71,8 +71,8 @@ class WavStream final : public StreamDecoder {
       const std::size_t bytes = std::size_t{n} * layout_.block_align;
       const std::size_t got = source_.read(at, std::span(buffer_.data(), bytes));
       const std::size_t whole = got / layout_.block_align;
-      const std::size_t converted =
-          detail::convert_wav_samples(buffer_.data(), whole, layout_, out + done * channels());
+      const std::size_t converted = detail::convert_wav_samples(
+          buffer_.data(), whole, layout_, out + std::size_t{done} * layout_.channels);
       const auto good = static_cast<std::uint32_t>(converted / layout_.channels);
       done += good;
       pos_ += good;
