@@ -9,9 +9,6 @@
 #include <string>
 #include <vector>
 
-#define STB_VORBIS_HEADER_ONLY  // the implementation is compiled in libstb.so
-#include <stb_vorbis.h>
-
 #include "ogg_format.h"
 #include "spindle/audio/sound.h"
 
@@ -44,6 +41,41 @@ std::uint32_t ogg_crc(const std::uint8_t* p, std::size_t n) {
   return crc;
 }
 
+// stb_vorbis 1.22 (Debian's) parses the comment header without checking its lengths against the
+// packet: a huge length makes a failed or wrapped malloc it then writes through or frees, which
+// the fuzz tests hit as heap corruption. So the lengths are checked here first.
+constexpr std::size_t kMaxCommentBytes = 16u << 20;
+
+core::Status check_comment_header(const std::vector<std::uint8_t>& p, std::string_view name) {
+  const auto fail = [&](const std::string& problem) {
+    return core::Status::error(std::string(name) + ": Vorbis comment header: " + problem + " (" +
+                               std::to_string(p.size()) + "-byte packet)");
+  };
+  if (p.size() < 7 || p[0] != 3 || std::memcmp(&p[1], "vorbis", 6) != 0)
+    return fail("the second packet is not one");
+  std::uint64_t pos = 7;
+  const auto length = [&](std::uint32_t& out) {
+    if (p.size() - pos < 4) return false;
+    out = le32(&p[pos]);
+    pos += 4;
+    return true;
+  };
+  std::uint32_t vendor = 0;
+  if (!length(vendor) || vendor > p.size() - pos) return fail("vendor string runs past the end");
+  pos += vendor;
+  std::uint32_t count = 0;
+  if (!length(count) || count > (p.size() - pos) / 4)
+    return fail("comment count " + std::to_string(count) + " runs past the end");
+  for (std::uint32_t i = 0; i < count; ++i) {
+    std::uint32_t n = 0;
+    if (!length(n) || n > p.size() - pos)
+      return fail("comment " + std::to_string(i) + " runs past the end");
+    pos += n;
+  }
+  if (pos >= p.size() || !(p[pos] & 1)) return fail("no framing bit");
+  return {};
+}
+
 core::Status page_error(std::string_view name, const std::string& problem, std::uint64_t page,
                         std::uint64_t at) {
   return core::Status::error(std::string(name) + ": " + problem + " (page " + std::to_string(page) +
@@ -56,6 +88,9 @@ core::Result<OggPages> check_ogg_pages(ByteSource& source, std::string_view name
   const std::uint64_t size = source.size();
   std::vector<std::uint8_t> page(kMaxPageBytes);
   OggPages info;
+  // The identification and comment header packets, gathered from the lacing values.
+  std::vector<std::uint8_t> headers[2];
+  std::size_t packet = 0;
   std::uint32_t serial = 0;
   std::uint64_t pos = 0;
   bool ended = false;
@@ -118,6 +153,15 @@ core::Result<OggPages> check_ogg_pages(ByteSource& source, std::string_view name
                         "page sequence number " + std::to_string(sequence) + ", expected " +
                             std::to_string(index) + " (missing or reordered pages)",
                         index, pos);
+    std::size_t at = header_bytes;
+    for (std::size_t i = 0; i < segments && packet < 2; ++i) {
+      const std::size_t lace = page[kPageHeaderBytes + i];
+      if (headers[packet].size() + lace > kMaxCommentBytes)
+        return page_error(name, "Vorbis header packet over 16 MiB", index, pos);
+      headers[packet].insert(headers[packet].end(), page.data() + at, page.data() + at + lace);
+      at += lace;
+      if (lace < 255) ++packet;
+    }
     if (granule != ~std::uint64_t{0}) info.last_granule = granule;
     ended = (flags & kFlagLast) != 0;
     ++info.pages;
@@ -127,6 +171,9 @@ core::Result<OggPages> check_ogg_pages(ByteSource& source, std::string_view name
   if (!ended)
     return page_error(name, "truncated: the last page is not marked end-of-stream", info.pages - 1,
                       pos);
+  if (packet < 2)
+    return core::Status::error(std::string(name) + ": the Vorbis header packets are incomplete");
+  if (core::Status s = check_comment_header(headers[1], name); !s) return s;
   return info;
 }
 
@@ -215,13 +262,13 @@ core::Result<Sound> decode_ogg(std::span<const std::uint8_t> bytes, std::string_
   core::Result<detail::OggPages> pages = detail::check_ogg_pages(source, name);
   if (!pages) return pages.status();
 
-  int error = 0;
-  std::unique_ptr<stb_vorbis, void (*)(stb_vorbis*)> vorbis(
-      stb_vorbis_open_memory(bytes.data(), static_cast<int>(bytes.size()), &error, nullptr),
-      &stb_vorbis_close);
-  if (!vorbis)
-    return Status::error(std::string(name) + ": not a valid Ogg Vorbis stream (" +
-                         detail::vorbis_error_text(error) + ")");
+  core::Result<detail::Vorbis> opened = detail::Vorbis::open(
+      [&](const stb_vorbis_alloc* alloc, int* error) {
+        return stb_vorbis_open_memory(bytes.data(), static_cast<int>(bytes.size()), error, alloc);
+      },
+      name);
+  if (!opened) return opened.status();
+  const detail::Vorbis& vorbis = opened.value();
   core::Result<std::uint64_t> length =
       detail::check_vorbis_stream(vorbis.get(), pages.value(), name);
   if (!length) return length.status();

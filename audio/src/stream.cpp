@@ -13,9 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define STB_VORBIS_HEADER_ONLY  // the implementation is compiled in libstb.so
-#include <stb_vorbis.h>
-
 #include "ogg_format.h"
 #include "spindle/audio/sound.h"
 #include "wav_format.h"
@@ -74,8 +71,8 @@ class WavStream final : public StreamDecoder {
       const std::size_t bytes = std::size_t{n} * layout_.block_align;
       const std::size_t got = source_.read(at, std::span(buffer_.data(), bytes));
       const std::size_t whole = got / layout_.block_align;
-      const std::size_t converted =
-          detail::convert_wav_samples(buffer_.data(), whole, layout_, out + done * channels());
+      const std::size_t converted = detail::convert_wav_samples(
+          buffer_.data(), whole, layout_, out + std::size_t{done} * layout_.channels);
       const auto good = static_cast<std::uint32_t>(converted / layout_.channels);
       done += good;
       pos_ += good;
@@ -123,15 +120,16 @@ class WavStream final : public StreamDecoder {
 
 class OggStream final : public StreamDecoder {
  public:
-  OggStream(stb_vorbis* vorbis, std::uint64_t frames, std::string name)
-      : vorbis_(vorbis), frames_(frames), name_(std::move(name)) {
-    const stb_vorbis_info info = stb_vorbis_get_info(vorbis);
+  OggStream(FilePtr file, detail::Vorbis vorbis, std::uint64_t frames, std::string name)
+      : file_(std::move(file)),
+        owner_(std::move(vorbis)),
+        vorbis_(owner_.get()),
+        frames_(frames),
+        name_(std::move(name)) {
+    const stb_vorbis_info info = stb_vorbis_get_info(vorbis_);
     channels_ = static_cast<std::uint32_t>(info.channels);
     rate_ = info.sample_rate;
   }
-  ~OggStream() override { stb_vorbis_close(vorbis_); }
-  OggStream(const OggStream&) = delete;
-  OggStream& operator=(const OggStream&) = delete;
 
   std::uint32_t channels() const override { return channels_; }
   std::uint32_t sample_rate() const override { return rate_; }
@@ -178,6 +176,8 @@ class OggStream final : public StreamDecoder {
   }
 
  private:
+  FilePtr file_;  // stb reads it; closed after owner_ (declared before it)
+  detail::Vorbis owner_;
   stb_vorbis* vorbis_;
   std::uint64_t frames_;
   std::uint32_t channels_ = 0;
@@ -214,18 +214,19 @@ core::Result<std::unique_ptr<StreamDecoder>> open_stream(const std::string& path
                            " bytes is more than stb_vorbis streams (2 GiB)");
     core::Result<detail::OggPages> pages = detail::check_ogg_pages(source, path);
     if (!pages) return pages.status();
-    int error = 0;
-    // stb owns (and on failure closes) the FILE* from here on.
-    std::unique_ptr<stb_vorbis, void (*)(stb_vorbis*)> vorbis(
-        stb_vorbis_open_file(file.release(), 1, &error, nullptr), &stb_vorbis_close);
-    if (!vorbis)
-      return Status::error(path + ": not a valid Ogg Vorbis stream (" +
-                           detail::vorbis_error_text(error) + ")");
+    std::FILE* f = file.get();
+    core::Result<detail::Vorbis> opened = detail::Vorbis::open(
+        [f](const stb_vorbis_alloc* alloc, int* error) {
+          std::rewind(f);  // stb starts at the current position; each retry from the top
+          return stb_vorbis_open_file(f, 0, error, alloc);
+        },
+        path);
+    if (!opened) return opened.status();
     core::Result<std::uint64_t> length =
-        detail::check_vorbis_stream(vorbis.get(), pages.value(), path);
+        detail::check_vorbis_stream(opened.value().get(), pages.value(), path);
     if (!length) return length.status();
-    return std::unique_ptr<StreamDecoder>(
-        std::make_unique<OggStream>(vorbis.release(), length.value(), path));
+    return std::unique_ptr<StreamDecoder>(std::make_unique<OggStream>(
+        std::move(file), std::move(opened).value(), length.value(), path));
   }
   if (size == 0) return Status::error(path + ": empty file");
   return Status::error(path + ": neither a WAV (RIFF/WAVE) nor an Ogg (OggS) file");

@@ -76,17 +76,20 @@ class StreamDecoder {
   virtual std::uint32_t sample_rate() const = 0;
   virtual std::uint64_t frames() const = 0;  // length in frames
   // Decodes up to `frames` frames into `out` (interleaved, channels() per frame); returns how
-  // many, 0 at the end. A corrupt stream part-way ends it (returns 0) and sets error().
+  // many, 0 at the end. Damage part-way (a file that shrank, a corrupt packet) ends the stream:
+  // the frames before it are returned, error() is set, and every later read() returns 0.
   virtual std::uint32_t read(float* out, std::uint32_t frames) = 0;
-  // Moves to `frame` (< frames()); false (and error()) when it cannot.
+  // Moves to `frame` (< frames()); false (and error(), which ends the stream) when it cannot.
   virtual bool seek(std::uint64_t frame) = 0;
   virtual const std::string& error() const = 0;  // empty while all is well
   virtual const std::string& name() const = 0;
 };
-// Opens and validates the header (and, for Ogg, the first packets); the file stays open.
+// Opens and validates the header (for Ogg, every page's structure and CRC and the first
+// packets); the file stays open. A file already truncated is refused as load_sound refuses it.
 core::Result<std::unique_ptr<StreamDecoder>> open_stream(const std::string& path);
 
 // The 44-byte header of a canonical WAV file holding `frames` frames: 16-bit PCM or 32-bit float.
+// Past 4 GiB the sizes saturate (RIFF size 0xFFFFFFFF), as streaming writers do.
 enum class WavFormat : std::uint8_t { Pcm16, Float32 };
 std::array<std::uint8_t, 44> wav_header(std::uint32_t channels, std::uint32_t sample_rate,
                                         std::uint64_t frames, WavFormat format);
