@@ -340,7 +340,10 @@ class MixerStreams : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string write_wav(const std::vector<float>& samples, std::uint32_t channels,
                         std::uint32_t rate) {
-    const std::string path = (dir_ / ("s" + std::to_string(files_++) + ".wav")).string();
+    // Appended, not "s" + ...: GCC 12 warns (-Wrestrict) on that concatenation.
+    std::string name = std::to_string(files_++);
+    name += ".wav";
+    const std::string path = (dir_ / name).string();
     const auto bytes = encode_wav(samples, channels, rate, WavFormat::Float32);
     std::ofstream(path, std::ios::binary)
         .write(reinterpret_cast<const char*>(bytes.data()),
