@@ -188,7 +188,15 @@ void AudioPlugin::build(core::Engine& engine) {
              s.last = frames * 2;
              if (frames == 0) return;
              const std::span<float> out(s.buffer.data(), frames * 2);
-             mixer_->mix(ctx.jobs(), ctx.split(), ctx.tag(), out);
+             // Through the stage's parallel_for: the mix's jobs are booked to audio_mix.
+             const ParallelRanges parallel{
+                 &ctx,
+                 [](void* c, std::uint32_t n, ParallelRanges::Body body, void* body_user) {
+                   static_cast<core::StageContext*>(c)->parallel_for(
+                       n, [&](std::uint32_t b, std::uint32_t e) { body(body_user, b, e); });
+                 },
+                 ctx.split()};
+             mixer_->mix(parallel, out);
              stats_.frames_mixed += frames;
              std::uint64_t h = hash_;
              for (float f : out) h = (h ^ std::bit_cast<std::uint32_t>(f)) * 0x100000001b3ull;

@@ -79,6 +79,8 @@ struct Voice {
   std::uint32_t offset = 0;  // first frame of the block it plays
   bool candidate = false;    // not waiting on a delay past this block
   bool mixed = false, was_mixed = false, fresh = true, ended = false;
+  bool gains_ready = false;  // compute_gains ran for this block
+  bool committed = false;    // commit_voice ran for this block
 };
 
 struct Bus {
@@ -157,8 +159,21 @@ struct Mixer::Impl {
   void refill(StreamSlot& s, const Voice& v, std::uint64_t through);
   void mix_voice(Voice& v, float* out, std::uint32_t n);
   void advance_silent(Voice& v, std::uint32_t n);
-  void mix_block(jobs::JobSystem* jobs, std::uint32_t split, std::uint16_t tag, float* out,
-                 std::uint32_t n);
+  void commit_voice(Voice& v, std::uint32_t n);
+  void mix_block(const ParallelRanges& parallel, float* out, std::uint32_t n);
+  // fn(begin, end) over [0, n) through the runner (inline when there is none or n < 2).
+  template <class F>
+  static void parallel_ranges(const ParallelRanges& p, std::uint32_t n, const F& fn) {
+    if (n == 0) return;
+    if (p.run == nullptr || n < 2 || p.split < 2) {
+      fn(0u, n);
+      return;
+    }
+    p.run(
+        p.user, n,
+        [](void* f, std::uint32_t b, std::uint32_t e) { (*static_cast<const F*>(f))(b, e); },
+        const_cast<void*>(static_cast<const void*>(&fn)));
+  }
   std::uint64_t stream_file_frame(const Voice& v, std::uint64_t t) const {
     if (!v.loop || t < v.loop_end) return t;
     return v.loop_start + (t - v.loop_start) % (v.loop_end - v.loop_start);
@@ -708,31 +723,75 @@ void Mixer::Impl::advance_silent(Voice& v, std::uint32_t n) {
   v.pos -= (((idx - v.loop_start) / loop) * loop) << 32;
 }
 
-void Mixer::Impl::mix_block(jobs::JobSystem* jobs, std::uint32_t split, std::uint16_t tag,
-                            float* out, std::uint32_t n) {
-  // 1. Update: each voice's own state, in parallel when there are many.
+// After a block (mixed or not): fades and volume ramps move on, the next block ramps from here.
+void Mixer::Impl::commit_voice(Voice& v, std::uint32_t n) {
+  const std::uint32_t len = n - v.offset;
+  v.delay = 0;
+  v.fresh = false;
+  v.was_mixed = v.mixed;
+  v.start_l = v.end_l;
+  v.start_r = v.end_r;
+  v.state = v.mixed ? VoiceState::Playing : VoiceState::Virtual;
+  if (v.volume_left) {
+    if (len >= v.volume_left) {
+      v.volume = v.volume_target, v.volume_left = 0;
+    } else {
+      v.volume += v.volume_step * static_cast<float>(len), v.volume_left -= len;
+    }
+  }
+  if (v.fade_left) {
+    if (len >= v.fade_left) {
+      v.fade = v.fade_target, v.fade_left = 0;
+      if (v.stop_at_fade_end) v.ended = true;
+    } else {
+      v.fade += v.fade_step * static_cast<float>(len), v.fade_left -= len;
+    }
+  }
+}
+
+void Mixer::Impl::mix_block(const ParallelRanges& parallel, float* out, std::uint32_t n) {
+  const std::uint32_t split = parallel.run ? std::max<std::uint32_t>(parallel.split, 1) : 1;
+  // 1. Update. Which voices play in this block, and whether all of them fit under max_mixed:
+  // then nothing needs ranking and each batch job updates its own voices just before mixing
+  // them (one parallel section less). Otherwise every voice's gains are needed first, in
+  // parallel when there are many, to rank them.
+  std::uint32_t candidates = 0;
+  for (std::uint32_t slot : active) {
+    Voice& v = voices[slot];
+    v.ended = false;
+    v.committed = false;
+    v.gains_ready = false;
+    v.candidate = v.delay < n;
+    v.offset = v.candidate ? v.delay : n;
+    v.mixed = v.candidate;
+    candidates += v.candidate ? 1 : 0;
+  }
+  const bool fused = candidates <= config.max_mixed;
   auto update = [this, n](std::size_t begin, std::size_t end) {
     for (std::size_t k = begin; k < end; ++k) {
       Voice& v = voices[active[k]];
       v.mixed = false;
-      v.ended = false;
-      v.candidate = v.delay < n;
-      v.offset = v.candidate ? v.delay : n;
       compute_gains(v, n);
+      v.gains_ready = true;
     }
   };
   const auto active_count = static_cast<std::uint32_t>(active.size());
   const std::uint32_t update_chunks =
-      jobs ? std::clamp<std::uint32_t>(std::min(split, active_count / 1024), 1, 64) : 1;
-  if (update_chunks > 1) {
-    core::for_each_chunk(*jobs, update_chunks, {"audio_voices", tag}, [&](std::uint32_t c) {
-      const core::ChunkRange r = core::chunk_range(active_count, update_chunks, c);
-      update(r.begin, r.end);
-    });
+      std::clamp<std::uint32_t>(std::min(split, active_count / 1024), 1, 64);
+  if (fused) {
+    for (std::uint32_t slot : active) {  // streams decode before the batches: their pitch first
+      Voice& v = voices[slot];
+      if (v.stream >= 0) compute_gains(v, n), v.gains_ready = true;
+    }
   } else {
-    update(0, active_count);
+    parallel_ranges(parallel, update_chunks, [&](std::uint32_t b, std::uint32_t e) {
+      for (std::uint32_t c = b; c < e; ++c) {
+        const core::ChunkRange r = core::chunk_range(active_count, update_chunks, c);
+        update(r.begin, r.end);
+      }
+    });
+    choose_mixed();
   }
-  choose_mixed();
   // 2. Streams: each mixed stream decodes in its own job.
   refills.clear();
   for (std::uint32_t slot : active) {
@@ -745,11 +804,9 @@ void Mixer::Impl::mix_block(jobs::JobSystem* jobs, std::uint32_t split, std::uin
     refill(s, v, ((v.pos + v.step * n) >> 32) + 3);
   };
   const auto refill_count = static_cast<std::uint32_t>(refills.size());
-  if (jobs && refill_count > 1) {
-    core::for_each_chunk(*jobs, refill_count, {"audio_stream", tag}, refill_one);
-  } else {
-    for (std::uint32_t r = 0; r < refill_count; ++r) refill_one(r);
-  }
+  parallel_ranges(parallel, refill_count, [&](std::uint32_t b, std::uint32_t e) {
+    for (std::uint32_t r = b; r < e; ++r) refill_one(r);
+  });
   // 3. Batches: the mixed voices grouped by bus, in play order within a bus.
   std::fill(std::begin(bus_count), std::end(bus_count), 0u);
   std::uint32_t mixed_count = 0;
@@ -774,14 +831,15 @@ void Mixer::Impl::mix_block(jobs::JobSystem* jobs, std::uint32_t split, std::uin
     std::fill_n(buf, std::size_t{n} * 2, 0.0f);
     for (std::uint32_t k = batches[b].begin; k < batches[b].end; ++k) {
       Voice& v = voices[mixed[k]];
+      if (!v.gains_ready) compute_gains(v, n);
       mix_voice(v, buf, n);
+      commit_voice(v, n);
+      v.committed = true;
     }
   };
-  if (jobs && batch_count > 1) {
-    core::for_each_chunk(*jobs, batch_count, {"audio_mix", tag}, mix_batch);
-  } else {
-    for (std::uint32_t b = 0; b < batch_count; ++b) mix_batch(b);
-  }
+  parallel_ranges(parallel, batch_count, [&](std::uint32_t b, std::uint32_t e) {
+    for (std::uint32_t k = b; k < e; ++k) mix_batch(k);
+  });
   // 4. Sum the batches into their buses, in batch order, over frame ranges in parallel.
   for (Bus& bus : buses) bus.used = false;
   for (std::uint32_t b = 0; b < batch_count; ++b) buses[batches[b].bus].used = true;
@@ -797,14 +855,41 @@ void Mixer::Impl::mix_block(jobs::JobSystem* jobs, std::uint32_t split, std::uin
       for (std::size_t i = r.begin; i < r.end; ++i) dst[i] += src[i];
     }
   };
+  // Voices move on: fades, virtual voices, each its own state (in parallel with the sum).
+  auto commit = [this, n](std::size_t begin, std::size_t end) {
+    std::uint32_t silent = 0;
+    for (std::size_t k = begin; k < end; ++k) {
+      Voice& v = voices[active[k]];
+      if (v.committed) continue;  // a mixed voice, done by its batch
+      if (!v.candidate) {
+        v.delay -= n;
+        continue;
+      }
+      advance_silent(v, n);
+      ++silent;
+      commit_voice(v, n);
+    }
+    return silent;
+  };
+  // The sum reads batch buffers, the commit writes voices: one parallel section does both.
   const std::uint32_t sum_chunks =
-      jobs ? std::clamp<std::uint32_t>(std::min(split, batch_count / 16 + 1), 1, 16) : 1;
-  if (sum_chunks > 1) {
-    core::for_each_chunk(*jobs, sum_chunks, {"audio_sum", tag},
-                         [&](std::uint32_t c) { sum_range(c, sum_chunks); });
-  } else {
-    sum_range(0, 1);
-  }
+      std::clamp<std::uint32_t>(std::min(split, batch_count / 16 + 1), 1, 16);
+  std::uint32_t silent[64] = {};
+  auto sum_or_commit = [&](std::uint32_t c) {
+    if (c < sum_chunks) {
+      sum_range(c, sum_chunks);
+      return;
+    }
+    const core::ChunkRange r = core::chunk_range(active_count, update_chunks, c - sum_chunks);
+    silent[c - sum_chunks] = commit(r.begin, r.end);
+  };
+  const std::uint32_t sections = sum_chunks + update_chunks;
+  parallel_ranges(parallel, sections > 2 ? sections : 1, [&](std::uint32_t b, std::uint32_t e) {
+    if (sections <= 2) b = 0, e = sections;
+    for (std::uint32_t c = b; c < e; ++c) sum_or_commit(c);
+  });
+  std::uint32_t virtual_voices = 0;
+  for (std::uint32_t c = 0; c < update_chunks; ++c) virtual_voices += silent[c];
   // 5. Buses, children before parents (a parent's id is lower), then the master.
   for (std::size_t b = buses.size(); b-- > 0;) {
     Bus& bus = buses[b];
@@ -820,42 +905,10 @@ void Mixer::Impl::mix_block(jobs::JobSystem* jobs, std::uint32_t split, std::uin
       for (std::size_t i = 0; i < std::size_t{n} * 2; ++i) parent[i] += buf[i] * volume;
     }
   }
-  // 6. Voices move on: fades, virtual voices, ends.
-  std::uint32_t kept = 0, virtual_voices = 0;
+  // 6. The voices that ended give their slots back, in order.
+  std::uint32_t kept = 0;
   for (std::uint32_t slot : active) {
-    Voice& v = voices[slot];
-    if (!v.candidate) {
-      v.delay -= n;
-      active[kept++] = slot;
-      continue;
-    }
-    if (!v.mixed) {
-      advance_silent(v, n);
-      ++virtual_voices;
-    }
-    const std::uint32_t len = n - v.offset;
-    v.delay = 0;
-    v.fresh = false;
-    v.was_mixed = v.mixed;
-    v.start_l = v.end_l;
-    v.start_r = v.end_r;
-    v.state = v.mixed ? VoiceState::Playing : VoiceState::Virtual;
-    if (v.volume_left) {
-      if (len >= v.volume_left) {
-        v.volume = v.volume_target, v.volume_left = 0;
-      } else {
-        v.volume += v.volume_step * static_cast<float>(len), v.volume_left -= len;
-      }
-    }
-    if (v.fade_left) {
-      if (len >= v.fade_left) {
-        v.fade = v.fade_target, v.fade_left = 0;
-        if (v.stop_at_fade_end) v.ended = true;
-      } else {
-        v.fade += v.fade_step * static_cast<float>(len), v.fade_left -= len;
-      }
-    }
-    if (v.ended) {
+    if (voices[slot].candidate && voices[slot].ended) {
       end_voice(slot);
     } else {
       active[kept++] = slot;
@@ -871,23 +924,40 @@ void Mixer::Impl::mix_block(jobs::JobSystem* jobs, std::uint32_t split, std::uin
   stats.frames_mixed += n;
 }
 
-void Mixer::mix(jobs::JobSystem& jobs, std::uint32_t split, std::uint16_t tag,
-                std::span<float> out) {
+void Mixer::mix(const ParallelRanges& parallel, std::span<float> out) {
   const auto frames = static_cast<std::uint32_t>(out.size() / 2);
   for (std::uint32_t done = 0; done < frames;) {
     const std::uint32_t n = std::min(impl_->config.block_frames, frames - done);
-    impl_->mix_block(&jobs, split, tag, out.data() + 2 * std::size_t{done}, n);
+    impl_->mix_block(parallel, out.data() + 2 * std::size_t{done}, n);
     done += n;
   }
 }
 
+void Mixer::mix(jobs::JobSystem& jobs, std::uint32_t split, std::uint16_t tag,
+                std::span<float> out) {
+  struct Runner {
+    jobs::JobSystem* jobs;
+    std::uint32_t split;
+    std::uint16_t tag;
+  } runner{&jobs, std::max<std::uint32_t>(split, 1), tag};
+  // At most `split` jobs, each a contiguous range.
+  const ParallelRanges parallel{
+      &runner,
+      [](void* user, std::uint32_t n, ParallelRanges::Body body, void* body_user) {
+        const Runner& r = *static_cast<const Runner*>(user);
+        const std::uint32_t chunks = std::min(r.split, n);
+        core::for_each_chunk(*r.jobs, chunks, {"audio_mix", r.tag}, [&](std::uint32_t c) {
+          const core::ChunkRange range = core::chunk_range(n, chunks, c);
+          body(body_user, static_cast<std::uint32_t>(range.begin),
+               static_cast<std::uint32_t>(range.end));
+        });
+      },
+      runner.split};
+  mix(parallel, out);
+}
+
 void Mixer::mix(std::span<float> out) {
-  const auto frames = static_cast<std::uint32_t>(out.size() / 2);
-  for (std::uint32_t done = 0; done < frames;) {
-    const std::uint32_t n = std::min(impl_->config.block_frames, frames - done);
-    impl_->mix_block(nullptr, 1, 0, out.data() + 2 * std::size_t{done}, n);
-    done += n;
-  }
+  mix(ParallelRanges{}, out);
 }
 
 }  // namespace spindle::audio

@@ -60,7 +60,7 @@ using BusId = std::uint8_t;     // 0 is the master bus
 inline constexpr BusId kMasterBus = 0;
 inline constexpr std::uint32_t kMaxBuses = 16;
 // Voices per mixing batch: a batch is the unit of parallel work and of summation order.
-inline constexpr std::uint32_t kVoicesPerBatch = 64;
+inline constexpr std::uint32_t kVoicesPerBatch = 256;
 
 struct VoiceHandle {
   std::uint32_t slot = ~0u;
@@ -175,6 +175,18 @@ struct MixerConfig {
   std::uint32_t stream_buffer_frames = 16384;  // decoded frames held per streamed voice
 };
 
+// How mix() runs its parallel sections: run(user, n, body, body_user) calls
+// body(body_user, begin, end) over disjoint ranges covering [0, n) (on any threads) and returns
+// when all have run. The AudioPlugin passes one over StageContext::parallel_for, so the mix's
+// work is booked to its stage like every stage's; mix(jobs, split, tag, out) makes one over the
+// job system. The ranges never change the output (batches are fixed, not the ranges).
+struct ParallelRanges {
+  using Body = void (*)(void* body_user, std::uint32_t begin, std::uint32_t end);
+  void* user = nullptr;
+  void (*run)(void* user, std::uint32_t n, Body body, void* body_user) = nullptr;
+  std::uint32_t split = 1;  // how many ranges the runner makes at most (sizes the sections)
+};
+
 struct MixerStats {
   std::uint32_t voices = 0;  // playing (real + virtual + delayed)
   std::uint32_t mixed = 0;   // mixed in the last block
@@ -224,6 +236,8 @@ class Mixer {
   void mix(jobs::JobSystem& jobs, std::uint32_t split, std::uint16_t tag, std::span<float> out);
   // The same without a job system (the single-threaded build, tests).
   void mix(std::span<float> out);
+  // The same through the caller's parallel-for (see ParallelRanges).
+  void mix(const ParallelRanges& parallel, std::span<float> out);
 
   const MixerStats& stats() const;
 
