@@ -15,6 +15,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "../cli_integer.h"
+
 #include "workload.h"
 
 namespace {
@@ -53,21 +55,6 @@ double voices_per_core(double ns_per_voice_frame) {
   return 1e9 / (ns_per_voice_frame * kOutputRate);
 }
 
-// Refuses "--voices --csv" (CLI11 2.1 would take the flag as the value) and non-integers.
-CLI::Validator integer_in(long long min, long long max) {
-  return CLI::Validator(
-      [min, max](std::string& text) {
-        long long v = 0;
-        const char* end = text.data() + text.size();
-        const auto [stop, ec] = std::from_chars(text.data(), end, v);
-        if (text.empty() || ec != std::errc() || stop != end || v < min || v > max)
-          return "expected an integer from " + std::to_string(min) + " to " + std::to_string(max) +
-                 ", got '" + text + "'";
-        return std::string();
-      },
-      "");
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -76,13 +63,13 @@ int main(int argc, char** argv) {
       "spindle_bench_audio: the audio anchor's voices mixed by Spindle, SDL2_mixer and OpenAL "
       "Soft, one thread each, rounds interleaved; CPU ns per voice per 48 kHz stereo frame"};
   app.add_option("--voices", o.voices, "voices N, all playing and mixed")
-      ->check(integer_in(1, 65536));
+      ->check(spindle::bench::integer_in(1, 65536));
   app.add_option("--case", o.which, "volume | pan | 3d (distance, pitch, doppler)")
       ->check(CLI::IsMember({"volume", "pan", "3d"}));
   app.add_option("--seconds", o.seconds, "audio seconds per library per round")
       ->check(CLI::Range(0.01, 600.0));
   app.add_option("--rounds", o.rounds, "rounds (the median is reported)")
-      ->check(integer_in(1, 1000));
+      ->check(spindle::bench::integer_in(1, 1000));
   app.add_option("--only", o.only, "run one library")
       ->check(CLI::IsMember({"spindle", "sdl_mixer", "openal_soft"}));
   app.add_option("--resampler", o.resampler, "Spindle's resampler (and OpenAL Soft's)")

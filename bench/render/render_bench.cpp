@@ -20,6 +20,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "../cli_integer.h"
+
 #include "cubes_scene.h"
 #include "gl_cubes.h"
 #include "spindle/jobs/job_system.h"
@@ -100,21 +102,6 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
-// Refuses "--frames --csv" (CLI11 2.1 would take the flag as the value) and non-integers.
-CLI::Validator integer_in(long long min, long long max) {
-  return CLI::Validator(
-      [min, max](std::string& text) {
-        long long v = 0;
-        const char* end = text.data() + text.size();
-        const auto [stop, ec] = std::from_chars(text.data(), end, v);
-        if (text.empty() || ec != std::errc() || stop != end || v < min || v > max)
-          return "expected an integer from " + std::to_string(min) + " to " + std::to_string(max) +
-                 ", got '" + text + "'";
-        return std::string();
-      },
-      "");
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -122,13 +109,16 @@ int main(int argc, char** argv) {
   CLI::App app{
       "spindle_bench_render: the `cubes` scene through OpenGL 3.3 on Mesa llvmpipe (SDL "
       "offscreen/EGL) and through Spindle's software renderer, frames interleaved in one run"};
-  app.add_option("--cubes", o.cubes, "cubes N (12 triangles each)")->check(integer_in(1, 1000000));
-  app.add_option("--width", o.width, "image width")->check(integer_in(1, 16384));
-  app.add_option("--height", o.height, "image height")->check(integer_in(1, 16384));
-  app.add_option("--frames", o.frames, "timed frames per renderer")->check(integer_in(1, 1000000));
-  app.add_option("--warmup", o.warmup, "untimed frames first")->check(integer_in(0, 1000000));
+  app.add_option("--cubes", o.cubes, "cubes N (12 triangles each)")
+      ->check(spindle::bench::integer_in(1, 1000000));
+  app.add_option("--width", o.width, "image width")->check(spindle::bench::integer_in(1, 16384));
+  app.add_option("--height", o.height, "image height")->check(spindle::bench::integer_in(1, 16384));
+  app.add_option("--frames", o.frames, "timed frames per renderer")
+      ->check(spindle::bench::integer_in(1, 1000000));
+  app.add_option("--warmup", o.warmup, "untimed frames first")
+      ->check(spindle::bench::integer_in(0, 1000000));
   app.add_option("--workers", o.workers, "Spindle's job participants (0: one per CPU)")
-      ->check(integer_in(0, 256));
+      ->check(spindle::bench::integer_in(0, 256));
   app.add_option("--mode", o.mode, "Spindle's job mode: single, static, dynamic, tbb");
   app.add_option("--out", o.out,
                  "folder for llvmpipe.png, spindle.png and diff.png (default: no images)");
