@@ -80,6 +80,7 @@ struct Voice {
   bool candidate = false;    // not waiting on a delay past this block
   bool mixed = false, was_mixed = false, fresh = true, ended = false;
   bool gains_ready = false;  // compute_gains ran for this block
+  bool tail = false;         // lost its place: mixed once more, fading to silence
   bool committed = false;    // commit_voice ran for this block
 };
 
@@ -133,6 +134,7 @@ struct Mixer::Impl {
   Listener listener{};
   MixerStats stats{};
   std::uint64_t plays = 0;
+  std::uint32_t tails = 0;  // this block's voices fading out of the mix
   bool logged_refusal = false;
 
   Voice* find(VoiceHandle h) {
@@ -141,8 +143,12 @@ struct Mixer::Impl {
     return v.generation == h.generation && v.state != VoiceState::Stopped ? &v : nullptr;
   }
   float rate() const { return static_cast<float>(config.sample_rate); }
+  // Voices that lose their place are mixed one more block, fading out (no click), up to this many.
+  std::uint32_t max_tails() const {
+    return std::min(config.max_voices - config.max_mixed, std::max(8u, config.max_mixed / 4));
+  }
   std::uint32_t max_batches() const {
-    return (config.max_mixed + kVoicesPerBatch - 1) / kVoicesPerBatch + kMaxBuses;
+    return (config.max_mixed + max_tails() + kVoicesPerBatch - 1) / kVoicesPerBatch + kMaxBuses;
   }
 
   void end_voice(std::uint32_t slot);
@@ -195,7 +201,7 @@ Mixer::Mixer(MixerConfig config) : impl_(std::make_unique<Impl>()) {
   for (std::uint32_t i = config.max_voices; i-- > 0;) m.free_slots.push_back(i);
   m.active.reserve(config.max_voices);
   m.ranks.reserve(config.max_voices);
-  m.mixed.resize(config.max_mixed);
+  m.mixed.resize(config.max_mixed + m.max_tails());
   m.batches.resize(m.max_batches());
   m.batch_buffers.resize(std::size_t{m.max_batches()} * config.block_frames * 2);
   m.bus_buffers.resize(std::size_t{kMaxBuses} * config.block_frames * 2);
@@ -528,11 +534,19 @@ void Mixer::Impl::choose_mixed() {
     const Voice& v = voices[slot];
     if (v.candidate) ranks.push_back({v.priority, v.audibility, v.order, slot});
   }
-  if (ranks.size() > config.max_mixed) {
-    std::nth_element(ranks.begin(), ranks.begin() + config.max_mixed, ranks.end());
-    ranks.resize(config.max_mixed);
+  const bool over = ranks.size() > config.max_mixed;
+  if (over) std::nth_element(ranks.begin(), ranks.begin() + config.max_mixed, ranks.end());
+  const std::size_t chosen = std::min<std::size_t>(ranks.size(), config.max_mixed);
+  for (std::size_t k = 0; k < chosen; ++k) voices[ranks[k].slot].mixed = true;
+  // Voices mixed last block that lost their place fade out over this one, in rank order.
+  tails = 0;
+  for (std::size_t k = chosen; k < ranks.size() && tails < max_tails(); ++k) {
+    Voice& v = voices[ranks[k].slot];
+    if (!v.was_mixed || v.fresh) continue;
+    v.mixed = v.tail = true;
+    v.end_l = v.end_r = 0;
+    ++tails;
   }
-  for (const RankKey& k : ranks) voices[k.slot].mixed = true;
 }
 
 // Decodes the voice's stream so that timeline frames through `through` are in the buffer, and
@@ -728,10 +742,10 @@ void Mixer::Impl::commit_voice(Voice& v, std::uint32_t n) {
   const std::uint32_t len = n - v.offset;
   v.delay = 0;
   v.fresh = false;
-  v.was_mixed = v.mixed;
+  v.was_mixed = v.mixed && !v.tail;
   v.start_l = v.end_l;
   v.start_r = v.end_r;
-  v.state = v.mixed ? VoiceState::Playing : VoiceState::Virtual;
+  v.state = v.was_mixed ? VoiceState::Playing : VoiceState::Virtual;
   if (v.volume_left) {
     if (len >= v.volume_left) {
       v.volume = v.volume_target, v.volume_left = 0;
@@ -761,12 +775,14 @@ void Mixer::Impl::mix_block(const ParallelRanges& parallel, float* out, std::uin
     v.ended = false;
     v.committed = false;
     v.gains_ready = false;
+    v.tail = false;
     v.candidate = v.delay < n;
     v.offset = v.candidate ? v.delay : n;
     v.mixed = v.candidate;
     candidates += v.candidate ? 1 : 0;
   }
   const bool fused = candidates <= config.max_mixed;
+  tails = 0;
   auto update = [this, n](std::size_t begin, std::size_t end) {
     for (std::size_t k = begin; k < end; ++k) {
       Voice& v = voices[active[k]];
@@ -811,7 +827,7 @@ void Mixer::Impl::mix_block(const ParallelRanges& parallel, float* out, std::uin
   std::fill(std::begin(bus_count), std::end(bus_count), 0u);
   std::uint32_t mixed_count = 0;
   for (std::uint32_t slot : active) {
-    if (voices[slot].mixed) ++bus_count[voices[slot].bus], ++mixed_count;
+    if (voices[slot].mixed) ++bus_count[voices[slot].bus], mixed_count += voices[slot].tail ? 0 : 1;
   }
   std::uint32_t starts[kMaxBuses];
   std::uint32_t batch_count = 0;
@@ -888,7 +904,7 @@ void Mixer::Impl::mix_block(const ParallelRanges& parallel, float* out, std::uin
     if (sections <= 2) b = 0, e = sections;
     for (std::uint32_t c = b; c < e; ++c) sum_or_commit(c);
   });
-  std::uint32_t virtual_voices = 0;
+  std::uint32_t virtual_voices = tails;
   for (std::uint32_t c = 0; c < update_chunks; ++c) virtual_voices += silent[c];
   // 5. Buses, children before parents (a parent's id is lower), then the master.
   for (std::size_t b = buses.size(); b-- > 0;) {

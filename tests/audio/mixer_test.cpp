@@ -194,9 +194,17 @@ TEST(Mixer, VirtualVoicesKeepTimeAndResumeWhereTheyWouldBe) {
   // The loud one goes quiet: the other one comes back at its position, ramping up from silence
   // over the block.
   m.set_volume(loud, 0.01f);
-  const auto right = test::channel(test::mix(m, 256), 1);
+  const auto both = test::mix(m, 256);
+  const auto right = test::channel(both, 1);
+  const auto left = test::channel(both, 0);
+  // The loud one leaves the mix fading from its last gain to silence over the block: no click.
+  for (std::size_t i = 0; i < 256; ++i) {
+    const float gain = 0.9f - 0.9f / 256 * static_cast<float>(i);
+    ASSERT_NEAR(left[i], s[1024 + i] * gain, 1e-5f) << "frame " << i;
+  }
   EXPECT_EQ(m.state(quiet), VoiceState::Playing);
   EXPECT_EQ(m.state(loud), VoiceState::Virtual);
+  EXPECT_EQ(m.stats().mixed, 1u) << "the fading one is not counted as mixed";
   for (std::size_t i = 0; i < 256; ++i) {
     const float gain = 0.1f * static_cast<float>(i) / 256;
     ASSERT_NEAR(right[i], s[5 + 1024 + i] * gain, 1e-5f) << "frame " << i;
