@@ -132,6 +132,7 @@ struct Mixer::Impl {
   std::vector<std::uint32_t> refills;  // stream slots to decode this block
   std::uint32_t bus_count[kMaxBuses] = {};
   Listener listener{};
+  glm::vec3 listener_right{1.0f, 0.0f, 0.0f};  // unit: the listener's right, once per block
   MixerStats stats{};
   std::uint64_t plays = 0;
   std::uint32_t tails = 0;  // this block's voices fading out of the mix
@@ -490,9 +491,7 @@ void Mixer::Impl::compute_gains(Voice& v, std::uint32_t n) {
     gain =
         attenuation_gain(v.sp.model, distance, v.sp.min_distance, v.sp.max_distance, v.sp.rolloff);
     if (distance > 1e-5f) {
-      const glm::vec3 fwd = glm::normalize(listener.forward);
-      const glm::vec3 right = glm::normalize(glm::cross(fwd, listener.up));
-      pan = std::clamp(glm::dot(to / distance, right), -1.0f, 1.0f);
+      pan = std::clamp(glm::dot(to, listener_right) / distance, -1.0f, 1.0f);
     } else {
       pan = 0;
     }
@@ -769,6 +768,8 @@ void Mixer::Impl::mix_block(const ParallelRanges& parallel, float* out, std::uin
   // then nothing needs ranking and each batch job updates its own voices just before mixing
   // them (one parallel section less). Otherwise every voice's gains are needed first, in
   // parallel when there are many, to rank them.
+  const glm::vec3 right = glm::cross(listener.forward, listener.up);
+  listener_right = glm::length(right) > 1e-12f ? glm::normalize(right) : glm::vec3(1, 0, 0);
   std::uint32_t candidates = 0;
   for (std::uint32_t slot : active) {
     Voice& v = voices[slot];
