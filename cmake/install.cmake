@@ -10,7 +10,7 @@ include(CMakePackageConfigHelpers)
 set(SPINDLE_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Spindle)
 # <target> <name in the package (spindle::<name>)>
 set(_spindle_exported spindle_jobs jobs spindle_base base spindle_algorithms algorithms spindle_ecs ecs
-    spindle_engine engine spindle_gameplay gameplay spindle_core core spindle_render render spindle_audio audio spindle_anim anim
+    spindle_engine engine spindle_gameplay gameplay spindle_core core spindle_platform platform spindle_render render spindle_audio audio spindle_anim anim
     spindle_anim_import anim_import spindle_swarm swarm spindle_physics physics spindle_all spindle)
 set(SPINDLE_PACKAGE_COMPONENTS "")
 while(_spindle_exported)

@@ -1,12 +1,12 @@
 // Everything a game needs, in one include: the engine, the world, transforms, timers, input,
-// logging, the job system, and every plugin this build of the engine has (rendering,
-// physics, animation, audio). Link the CMake target spindle::spindle.
+// logging, the job system, and every plugin this build of the engine has (the window and input
+// devices, rendering, physics, animation, audio). Link the CMake target spindle::spindle.
 //
-// spindle::spindle defines SPINDLE_HAS_RENDER, SPINDLE_HAS_PHYSICS, SPINDLE_HAS_ANIM and
-// SPINDLE_HAS_AUDIO to 1 for each plugin it links and to 0 for each one the engine was built
-// without, so this header includes only what exists; code that is not built through the target gets
-// core and jobs only. The asset importer (spindle::anim_import, <spindle/anim/import.h>) is left
-// out: it needs assimp, and only tools that load files want it.
+// spindle::spindle defines SPINDLE_HAS_PLATFORM, SPINDLE_HAS_RENDER, SPINDLE_HAS_PHYSICS,
+// SPINDLE_HAS_ANIM and SPINDLE_HAS_AUDIO to 1 for each plugin it links and to 0 for each one the
+// engine was built without, so this header includes only what exists; code that is not built
+// through the target gets core and jobs only. The asset importer (spindle::anim_import,
+// <spindle/anim/import.h>) is left out: it needs assimp, and only tools that load files want it.
 //
 // Usage: see samples/README.md, one short program per feature, and samples/hello/hello.cpp, a
 // whole game in one file.
@@ -20,6 +20,11 @@
 #include <spindle/gameplay/transform.h>
 #include <spindle/jobs/job_system.h>
 
+#if SPINDLE_HAS_PLATFORM
+#include <spindle/platform/devices.h>
+#include <spindle/platform/run.h>
+#include <spindle/platform/window.h>
+#endif
 #if SPINDLE_HAS_RENDER
 #include <spindle/render/camera.h>
 #include <spindle/render/debug_draw.h>

@@ -1,0 +1,388 @@
+#include "spindle/platform/devices.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <SDL.h>
+
+#include <spindle/base/log.h>
+#include <spindle/engine/engine.h>
+#include <spindle/platform/window.h>
+
+#include "sdl_video.h"
+
+namespace spindle::platform {
+
+// Bit 0: down now. Bit 1: went down since the last poll (a press released before the poll
+// still counts for one frame).
+constexpr std::uint8_t kDown = 1, kLatched = 2;
+
+struct Devices::Pad {
+  SDL_GameController* controller = nullptr;
+  SDL_JoystickID id = -1;
+  std::array<std::uint8_t, SDL_CONTROLLER_BUTTON_MAX> buttons{};
+  std::array<std::int16_t, SDL_CONTROLLER_AXIS_MAX> axes{};
+};
+
+namespace {
+
+static_assert(SDL_NUM_SCANCODES <= 512, "keys_ holds every scancode");
+
+// Appends rather than `"'" + s + "'"`: GCC 12 misreads that concatenation (-Wrestrict).
+std::string quoted(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out.push_back('\'');
+  out.append(s);
+  out.push_back('\'');
+  return out;
+}
+
+float unit(std::int16_t raw) {
+  return std::max(-1.0f, static_cast<float>(raw) / 32767.0f);
+}
+
+// Past the dead zone, rescaled so the output spans 0..1 again.
+float rescale(float magnitude, float dead) {
+  if (magnitude <= dead) return 0.0f;
+  return std::min(1.0f, (magnitude - dead) / (1.0f - dead));
+}
+
+}  // namespace
+
+core::Result<std::unique_ptr<Devices>> Devices::open(const DeviceConfig& config) {
+  const auto in_unit = [](float v) { return v >= 0.0f && v < 1.0f; };
+  if (!in_unit(config.stick_dead_zone) || !in_unit(config.trigger_dead_zone) ||
+      !(config.axis_press > 0.0f && config.axis_press <= 1.0f)) {
+    return core::Status::error(
+        "devices: dead zones must be in [0, 1) and axis_press in (0, 1] (got stick " +
+        std::to_string(config.stick_dead_zone) + ", trigger " +
+        std::to_string(config.trigger_dead_zone) + ", press " +
+        std::to_string(config.axis_press) + ")");
+  }
+  if (core::Status s = detail::acquire_video_or_headless(config.driver, true, "devices"); !s)
+    return core::Status::error("devices: " + s.message());
+  std::unique_ptr<Devices> d(new Devices());
+  d->video_ = true;
+  d->config_ = config;
+  d->pads_ = std::make_unique<Pad[]>(kMaxPlayers);
+  d->bindings_.reserve(64);
+  // Controllers already plugged in arrive as CONTROLLERDEVICEADDED events on the first poll.
+  return d;
+}
+
+Devices::~Devices() {
+  if (engine_ != nullptr) core::set_input_source(*engine_, nullptr);
+  if (pads_ != nullptr) {
+    for (int p = 0; p < kMaxPlayers; ++p)
+      if (pads_[p].controller != nullptr) SDL_GameControllerClose(pads_[p].controller);
+  }
+  if (video_) detail::release_video();
+}
+
+void Devices::attach(core::Engine& engine) {
+  engine_ = &engine;
+  core::set_input_source(engine, this);
+}
+
+void Devices::watch(Window& window) {
+  window_ = &window;
+}
+
+core::Status Devices::bind(core::ActionId action, std::string_view control) {
+  const auto bad = [control](const std::string& why) {
+    return core::Status::error("devices: control " + quoted(control) + ": " + why +
+                               " (key:NAME, mouse:N, button:NAME or axis:NAME+ / axis:NAME-, "
+                               "the last two optionally @PLAYER)");
+  };
+  const std::size_t colon = control.find(':');
+  if (colon == std::string_view::npos) return bad("no kind before ':'");
+  const std::string_view kind = control.substr(0, colon);
+  std::string_view rest = control.substr(colon + 1);
+  int player = kAnyPlayer;
+  if (kind == "button" || kind == "axis") {
+    if (const std::size_t at = rest.find('@'); at != std::string_view::npos) {
+      const std::string_view digits = rest.substr(at + 1);
+      if (digits.size() != 1 || digits[0] < '0' || digits[0] >= '0' + kMaxPlayers)
+        return bad("player must be 0.." + std::to_string(kMaxPlayers - 1));
+      player = digits[0] - '0';
+      rest = rest.substr(0, at);
+    }
+  }
+  // The calls' own errors, said of the whole control as the file has it.
+  const auto named = [control](core::Status s) {
+    if (s) return s;
+    constexpr std::string_view prefix = "devices: ";
+    std::string why = s.message();
+    if (why.starts_with(prefix)) why.erase(0, prefix.size());
+    return core::Status::error("devices: control " + quoted(control) + ": " + why);
+  };
+  if (kind == "key") return named(bind_key(action, rest));
+  if (kind == "button") return named(bind_button(action, rest, player));
+  if (kind == "mouse") {
+    if (rest.size() != 1 || rest[0] < '1' || rest[0] > '0' + kMouseButtons)
+      return bad("mouse buttons are 1..5");
+    return named(bind_mouse_button(action, rest[0] - '0'));
+  }
+  if (kind == "axis") {
+    if (rest.empty() || (rest.back() != '+' && rest.back() != '-'))
+      return bad("an axis ends in + or -");
+    const float direction = rest.back() == '+' ? 1.0f : -1.0f;
+    return named(bind_axis(action, rest.substr(0, rest.size() - 1), direction, player));
+  }
+  return bad("unknown kind " + quoted(kind));
+}
+
+core::Status Devices::bind_key(core::ActionId action, std::string_view key) {
+  const SDL_Scancode code = SDL_GetScancodeFromName(std::string(key).c_str());
+  if (code == SDL_SCANCODE_UNKNOWN)
+    return core::Status::error("devices: no key named " + quoted(key) + " (SDL key names: "
+                               "\"A\", \"Space\", \"Left\", \"Return\", \"Left Shift\"...)");
+  bindings_.push_back({action, Kind::Key, code, kAnyPlayer, 1.0f});
+  return {};
+}
+
+core::Status Devices::bind_mouse_button(core::ActionId action, int button) {
+  if (button < 1 || button > kMouseButtons)
+    return core::Status::error("devices: mouse button " + std::to_string(button) +
+                               " is outside 1..5");
+  bindings_.push_back({action, Kind::Mouse, button, kAnyPlayer, 1.0f});
+  return {};
+}
+
+core::Status Devices::bind_button(core::ActionId action, std::string_view button, int player) {
+  const SDL_GameControllerButton b =
+      SDL_GameControllerGetButtonFromString(std::string(button).c_str());
+  if (b == SDL_CONTROLLER_BUTTON_INVALID)
+    return core::Status::error("devices: no controller button named " + quoted(button) +
+                               " (\"a\", \"b\", \"x\", \"y\", \"start\", \"dpup\"...)");
+  if (player != kAnyPlayer && (player < 0 || player >= kMaxPlayers))
+    return core::Status::error("devices: player " + std::to_string(player) + " is outside 0.." +
+                               std::to_string(kMaxPlayers - 1));
+  bindings_.push_back({action, Kind::Button, b, player, 1.0f});
+  return {};
+}
+
+core::Status Devices::bind_axis(core::ActionId action, std::string_view axis, float direction,
+                                int player) {
+  const SDL_GameControllerAxis a = SDL_GameControllerGetAxisFromString(std::string(axis).c_str());
+  if (a == SDL_CONTROLLER_AXIS_INVALID)
+    return core::Status::error("devices: no controller axis named " + quoted(axis) +
+                               " (\"leftx\", \"lefty\", \"rightx\", \"righty\", \"lefttrigger\", "
+                               "\"righttrigger\")");
+  if (direction != 1.0f && direction != -1.0f)
+    return core::Status::error("devices: axis " + quoted(axis) + " direction must be +1 or -1");
+  if (player != kAnyPlayer && (player < 0 || player >= kMaxPlayers))
+    return core::Status::error("devices: player " + std::to_string(player) + " is outside 0.." +
+                               std::to_string(kMaxPlayers - 1));
+  bindings_.push_back({action, Kind::Axis, a, player, direction});
+  return {};
+}
+
+void Devices::unbind(core::ActionId action) {
+  std::erase_if(bindings_, [action](const Binding& b) { return b.action == action; });
+}
+
+bool Devices::key_down(std::string_view key) const {
+  const SDL_Scancode code = SDL_GetScancodeFromName(std::string(key).c_str());
+  return code != SDL_SCANCODE_UNKNOWN && (keys_[code] & kDown) != 0;
+}
+
+bool Devices::mouse_down(int button) const {
+  return button >= 1 && button <= kMouseButtons && (mouse_[button] & kDown) != 0;
+}
+
+core::Status Devices::set_relative_mouse(bool on) {
+  if (SDL_SetRelativeMouseMode(on ? SDL_TRUE : SDL_FALSE) != 0)
+    return core::Status::error(std::string("devices: relative mouse mode: ") + SDL_GetError());
+  return {};
+}
+
+bool Devices::connected(int player) const {
+  return player >= 0 && player < kMaxPlayers && pads_[player].controller != nullptr;
+}
+
+int Devices::players() const {
+  int n = 0;
+  for (int p = 0; p < kMaxPlayers; ++p) n += pads_[p].controller != nullptr ? 1 : 0;
+  return n;
+}
+
+float Devices::axis_value(int player, int axis) const {
+  const Pad& pad = pads_[player];
+  if (pad.controller == nullptr) return 0.0f;
+  const bool trigger =
+      axis == SDL_CONTROLLER_AXIS_TRIGGERLEFT || axis == SDL_CONTROLLER_AXIS_TRIGGERRIGHT;
+  if (trigger) return rescale(unit(pad.axes[axis]), config_.trigger_dead_zone);
+  // A stick axis through the stick's radial dead zone (the pair decides, not the axis alone).
+  const bool left = axis == SDL_CONTROLLER_AXIS_LEFTX || axis == SDL_CONTROLLER_AXIS_LEFTY;
+  const StickValue s = stick(player, left ? Stick::Left : Stick::Right);
+  return axis == SDL_CONTROLLER_AXIS_LEFTX || axis == SDL_CONTROLLER_AXIS_RIGHTX ? s.x : s.y;
+}
+
+StickValue Devices::stick(int player, Stick which) const {
+  if (!connected(player)) return {};
+  const Pad& pad = pads_[player];
+  const int ax = which == Stick::Left ? SDL_CONTROLLER_AXIS_LEFTX : SDL_CONTROLLER_AXIS_RIGHTX;
+  const int ay = which == Stick::Left ? SDL_CONTROLLER_AXIS_LEFTY : SDL_CONTROLLER_AXIS_RIGHTY;
+  const float x = unit(pad.axes[ax]), y = unit(pad.axes[ay]);
+  const float magnitude = std::sqrt(x * x + y * y);
+  const float scaled = rescale(magnitude, config_.stick_dead_zone);
+  if (scaled == 0.0f) return {};
+  return {x / magnitude * scaled, y / magnitude * scaled};
+}
+
+float Devices::trigger(int player, Trigger which) const {
+  if (!connected(player)) return 0.0f;
+  return axis_value(player, which == Trigger::Left ? SDL_CONTROLLER_AXIS_TRIGGERLEFT
+                                                   : SDL_CONTROLLER_AXIS_TRIGGERRIGHT);
+}
+
+bool Devices::button_down(int player, std::string_view button) const {
+  const SDL_GameControllerButton b =
+      SDL_GameControllerGetButtonFromString(std::string(button).c_str());
+  return connected(player) && b != SDL_CONTROLLER_BUTTON_INVALID &&
+         (pads_[player].buttons[b] & kDown) != 0;
+}
+
+void Devices::release_everything() {
+  for (auto& k : keys_) k &= static_cast<std::uint8_t>(~kDown);
+  for (auto& m : mouse_) m &= static_cast<std::uint8_t>(~kDown);
+  for (int p = 0; p < kMaxPlayers; ++p)
+    for (auto& b : pads_[p].buttons) b &= static_cast<std::uint8_t>(~kDown);
+}
+
+void Devices::handle(const void* sdl_event) {
+  const SDL_Event& e = *static_cast<const SDL_Event*>(sdl_event);
+  ++events_;
+  const auto press = [](std::uint8_t& state, bool down) {
+    state = down ? static_cast<std::uint8_t>(kDown | kLatched)
+                 : static_cast<std::uint8_t>(state & ~kDown);
+  };
+  const auto pad_of = [this](SDL_JoystickID id) -> Pad* {
+    for (int p = 0; p < kMaxPlayers; ++p)
+      if (pads_[p].controller != nullptr && pads_[p].id == id) return &pads_[p];
+    return nullptr;
+  };
+  switch (e.type) {
+    case SDL_QUIT:
+      quit_seen_ = true;
+      if (engine_ != nullptr) engine_->request_quit();
+      break;
+    case SDL_WINDOWEVENT:
+      if (window_ != nullptr && e.window.windowID == window_->sdl_id()) {
+        if (e.window.event == SDL_WINDOWEVENT_FOCUS_GAINED) window_->on_focus(true);
+        if (e.window.event == SDL_WINDOWEVENT_FOCUS_LOST) {
+          window_->on_focus(false);
+          release_everything();  // keys released while away would otherwise stay down
+        }
+      }
+      break;
+    case SDL_KEYDOWN:
+    case SDL_KEYUP:
+      if (e.key.keysym.scancode > SDL_SCANCODE_UNKNOWN && e.key.keysym.scancode < SDL_NUM_SCANCODES)
+        press(keys_[e.key.keysym.scancode], e.type == SDL_KEYDOWN);
+      break;
+    case SDL_MOUSEMOTION:
+      mouse_x_ = e.motion.x, mouse_y_ = e.motion.y;
+      mouse_dx_ += e.motion.xrel, mouse_dy_ += e.motion.yrel;
+      break;
+    case SDL_MOUSEBUTTONDOWN:
+    case SDL_MOUSEBUTTONUP:
+      if (e.button.button >= 1 && e.button.button <= kMouseButtons)
+        press(mouse_[e.button.button], e.type == SDL_MOUSEBUTTONDOWN);
+      mouse_x_ = e.button.x, mouse_y_ = e.button.y;
+      break;
+    case SDL_MOUSEWHEEL:
+      wheel_ += e.wheel.direction == SDL_MOUSEWHEEL_FLIPPED ? -e.wheel.y : e.wheel.y;
+      break;
+    case SDL_CONTROLLERDEVICEADDED: {
+      // `which` is a device index here; the controller's instance id names it from now on.
+      const SDL_JoystickID id = SDL_JoystickGetDeviceInstanceID(e.cdevice.which);
+      if (pad_of(id) != nullptr) break;  // already open (an added event seen twice)
+      int slot = -1;
+      for (int p = 0; p < kMaxPlayers && slot < 0; ++p)
+        if (pads_[p].controller == nullptr) slot = p;
+      if (slot < 0) {
+        SPINDLE_LOG_WARNING(Core, "devices: a controller arrived with %d players connected; "
+                            "ignored", kMaxPlayers);
+        break;
+      }
+      SDL_GameController* c = SDL_GameControllerOpen(e.cdevice.which);
+      if (c == nullptr) {
+        SPINDLE_LOG_WARNING(Core, "devices: a controller could not be opened: %s", SDL_GetError());
+        break;
+      }
+      pads_[slot] = Pad{};
+      pads_[slot].controller = c;
+      pads_[slot].id = id;
+      SPINDLE_LOG_INFO(Core, "devices: player %d: controller '%s'", slot,
+                       SDL_GameControllerName(c) != nullptr ? SDL_GameControllerName(c) : "?");
+      break;
+    }
+    case SDL_CONTROLLERDEVICEREMOVED:
+      if (Pad* pad = pad_of(e.cdevice.which)) {
+        SDL_GameControllerClose(pad->controller);
+        *pad = Pad{};
+      }
+      break;
+    case SDL_CONTROLLERBUTTONDOWN:
+    case SDL_CONTROLLERBUTTONUP:
+      if (Pad* pad = pad_of(e.cbutton.which); pad != nullptr && e.cbutton.button < SDL_CONTROLLER_BUTTON_MAX)
+        press(pad->buttons[e.cbutton.button], e.type == SDL_CONTROLLERBUTTONDOWN);
+      break;
+    case SDL_CONTROLLERAXISMOTION:
+      if (Pad* pad = pad_of(e.caxis.which); pad != nullptr && e.caxis.axis < SDL_CONTROLLER_AXIS_MAX)
+        pad->axes[e.caxis.axis] = e.caxis.value;
+      break;
+    default:
+      break;
+  }
+}
+
+bool Devices::active(const Binding& b) const {
+  const auto on = [](std::uint8_t s) { return s != 0; };  // down now, or pressed since the poll
+  switch (b.kind) {
+    case Kind::Key:
+      return on(keys_[b.code]);
+    case Kind::Mouse:
+      return on(mouse_[b.code]);
+    case Kind::Button:
+      for (int p = 0; p < kMaxPlayers; ++p) {
+        if ((b.player == kAnyPlayer || b.player == p) && pads_[p].controller != nullptr &&
+            on(pads_[p].buttons[b.code]))
+          return true;
+      }
+      return false;
+    case Kind::Axis:
+      for (int p = 0; p < kMaxPlayers; ++p) {
+        if ((b.player == kAnyPlayer || b.player == p) &&
+            axis_value(p, b.code) * b.direction >= config_.axis_press)
+          return true;
+      }
+      return false;
+  }
+  return false;
+}
+
+void Devices::poll(core::Input& input, std::uint64_t /*frame*/) {
+  mouse_dx_ = mouse_dy_ = wheel_ = 0;
+  SDL_Event e;
+  while (SDL_PollEvent(&e) != 0) handle(&e);
+  if (action_held_.size() < input.capacity()) action_held_.assign(input.capacity(), 0);
+  for (const Binding& b : bindings_) {
+    if (input.knows(b.action)) action_held_[b.action.value()] |= active(b) ? 1 : 2;
+  }
+  // Every bound action gets its state (1: some binding active; 2: bound, none active).
+  for (std::uint32_t a = 0; a < input.action_count(); ++a) {
+    if (action_held_[a] != 0) input.set(core::ActionId(static_cast<std::uint16_t>(a)), (action_held_[a] & 1) != 0);
+    action_held_[a] = 0;
+  }
+  // Latches have been seen by this frame's actions: from now on only what is down counts.
+  for (auto& k : keys_) k &= kDown;
+  for (auto& m : mouse_) m &= kDown;
+  for (int p = 0; p < kMaxPlayers; ++p)
+    for (auto& b : pads_[p].buttons) b &= kDown;
+}
+
+}  // namespace spindle::platform

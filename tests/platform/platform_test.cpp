@@ -1,0 +1,418 @@
+// The platform layer headless, on SDL's dummy video driver: a window shows exactly what was
+// presented (read back from SDL's renderer), keys, mouse buttons, a quit event and a virtual
+// game controller (SDL's virtual joystick, hot-plugged) reach the engine's input actions.
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include <SDL.h>
+#include <gtest/gtest.h>
+
+#include <spindle/engine/engine.h>
+#include <spindle/gameplay/input.h>
+#include <spindle/platform/devices.h>
+#include <spindle/platform/run.h>
+#include <spindle/platform/window.h>
+
+#include "modes.h"
+
+namespace spindle::platform {
+namespace {
+
+using core::ActionId;
+
+std::uint32_t pixel(int x, int y) {
+  return static_cast<std::uint32_t>((x * 7) & 0xff) | static_cast<std::uint32_t>((y * 5) & 0xff) << 8 |
+         static_cast<std::uint32_t>((x ^ y) & 0xff) << 16 | 0xff000000u;
+}
+
+std::unique_ptr<Window> open_window(int w, int h) {
+  auto opened = Window::open({.title = "test", .width = w, .height = h, .resizable = false,
+                              .vsync = false, .driver = "dummy"});
+  EXPECT_TRUE(opened.ok()) << opened.status().message();
+  return opened.ok() ? std::move(opened).value() : nullptr;
+}
+
+TEST(Window, ShowsExactlyWhatWasPresented) {
+  const std::unique_ptr<Window> window = open_window(64, 48);
+  ASSERT_NE(window, nullptr);
+  EXPECT_STREQ(window->driver(), "dummy");
+  EXPECT_TRUE(window->read_pixels().empty()) << "nothing presented yet";
+  std::vector<std::uint32_t> picture(64 * 48);
+  for (int y = 0; y < 48; ++y)
+    for (int x = 0; x < 64; ++x) picture[y * 64 + x] = pixel(x, y);
+  ASSERT_TRUE(window->present({picture.data(), 64, 48, 0}).ok());
+  EXPECT_EQ(window->frames_presented(), 1u);
+  EXPECT_GT(window->last_copy_ns(), 0);
+  const std::vector<std::uint32_t> shown = window->read_pixels();
+  ASSERT_EQ(shown.size(), picture.size());
+  for (int y = 0; y < 48; ++y)
+    for (int x = 0; x < 64; ++x)
+      ASSERT_EQ(shown[y * 64 + x], picture[y * 64 + x]) << "pixel " << x << "," << y;
+}
+
+TEST(Window, StretchesASmallerPictureWithPaddedRows) {
+  const std::unique_ptr<Window> window = open_window(64, 48);
+  ASSERT_NE(window, nullptr);
+  // 32x24 pixels in rows of 40: the padding must never show.
+  std::vector<std::uint32_t> picture(40 * 24, 0xff00ff00u);
+  for (int y = 0; y < 24; ++y)
+    for (int x = 0; x < 32; ++x) picture[y * 40 + x] = pixel(x, y);
+  ASSERT_TRUE(window->present({picture.data(), 32, 24, 40}).ok());
+  const std::vector<std::uint32_t> shown = window->read_pixels();
+  ASSERT_EQ(shown.size(), 64u * 48u);
+  for (int y = 0; y < 48; ++y)
+    for (int x = 0; x < 64; ++x)
+      ASSERT_EQ(shown[y * 64 + x], pixel(x / 2, y / 2)) << "pixel " << x << "," << y;
+}
+
+TEST(Window, BadSizesAndEmptyPicturesAreErrorsNamingThem) {
+  auto zero = Window::open({.title = "zero", .width = 0, .height = 10, .driver = "dummy"});
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("'zero'"), std::string::npos) << zero.status().message();
+  EXPECT_NE(zero.status().message().find("0x10"), std::string::npos) << zero.status().message();
+  auto driver = Window::open({.title = "w", .driver = "no-such-driver"});
+  ASSERT_FALSE(driver.ok());
+  EXPECT_NE(driver.status().message().find("no-such-driver"), std::string::npos)
+      << driver.status().message();
+
+  const std::unique_ptr<Window> window = open_window(16, 16);
+  ASSERT_NE(window, nullptr);
+  std::vector<std::uint32_t> picture(16 * 16, 0xffffffffu);
+  EXPECT_FALSE(window->present({nullptr, 16, 16, 0}).ok());
+  EXPECT_FALSE(window->present({picture.data(), 0, 16, 0}).ok());
+  const core::Status narrow = window->present({picture.data(), 16, 16, 8});
+  ASSERT_FALSE(narrow.ok());
+  EXPECT_NE(narrow.message().find("stride 8"), std::string::npos) << narrow.message();
+  EXPECT_EQ(window->frames_presented(), 0u);
+  // A good picture after the bad ones still shows.
+  ASSERT_TRUE(window->present({picture.data(), 16, 16, 0}).ok());
+  EXPECT_EQ(window->read_pixels().at(0), 0xffffffffu);
+}
+
+// SDL's own choice of driver failing (no display, no EGL) stands in for a machine with no
+// display: SDL_VIDEODRIVER names a driver that does not exist.
+TEST(Window, WhenSdlFindsNoDisplayTheWindowRunsHeadless) {
+  ::setenv("SDL_VIDEODRIVER", "no-such-display", 1);
+  auto strict = Window::open(
+      {.title = "strict", .width = 8, .height = 8, .vsync = false, .fallback_headless = false});
+  auto opened = Window::open({.title = "fallback", .width = 8, .height = 8, .vsync = false});
+  ::unsetenv("SDL_VIDEODRIVER");
+  ASSERT_FALSE(strict.ok()) << "no fallback asked for: the failure is the result";
+  EXPECT_NE(strict.status().message().find("'strict'"), std::string::npos)
+      << strict.status().message();
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  EXPECT_TRUE(opened.value()->headless());
+  EXPECT_STREQ(opened.value()->driver(), "dummy");
+}
+
+// An engine with the Devices attached and the actions a test binds.
+struct Rig {
+  core::Engine engine{test::engine_config(jobs::Mode::Single, 1)};
+  std::unique_ptr<Devices> devices;
+  core::Input* input = nullptr;
+
+  Rig() {
+    auto opened = Devices::open({.driver = "dummy"});
+    EXPECT_TRUE(opened.ok()) << opened.status().message();
+    devices = std::move(opened).value();
+    input = &core::use_input(engine);
+    devices->attach(engine);
+    SDL_FlushEvents(SDL_FIRSTEVENT, SDL_LASTEVENT);  // nothing left over from another test
+  }
+  ActionId action(const char* name) { return input->add_action(name).value(); }
+};
+
+void push_key(SDL_Scancode code, bool down) {
+  SDL_Event e{};
+  e.type = down ? SDL_KEYDOWN : SDL_KEYUP;
+  e.key.state = down ? SDL_PRESSED : SDL_RELEASED;
+  e.key.keysym.scancode = code;
+  ASSERT_EQ(SDL_PushEvent(&e), 1) << SDL_GetError();
+}
+
+TEST(Devices, KeysDriveTheirActionsFromTheNextFrame) {
+  Rig rig;
+  const ActionId jump = rig.action("jump"), left = rig.action("left");
+  ASSERT_TRUE(rig.devices->bind_key(jump, "Space").ok());
+  ASSERT_TRUE(rig.devices->bind_key(left, "Left").ok());
+  rig.engine.step();
+  EXPECT_FALSE(rig.input->held(jump));
+  push_key(SDL_SCANCODE_SPACE, true);
+  rig.engine.step();
+  EXPECT_TRUE(rig.input->pressed(jump));
+  EXPECT_FALSE(rig.input->held(left));
+  EXPECT_TRUE(rig.devices->key_down("Space"));
+  rig.engine.step();
+  EXPECT_TRUE(rig.input->held(jump));
+  EXPECT_FALSE(rig.input->pressed(jump));
+  push_key(SDL_SCANCODE_SPACE, false);
+  rig.engine.step();
+  EXPECT_TRUE(rig.input->released(jump));
+  EXPECT_FALSE(rig.devices->key_down("Space"));
+}
+
+TEST(Devices, APressReleasedWithinOneFrameIsStillSeenOnce) {
+  Rig rig;
+  const ActionId fire = rig.action("fire");
+  ASSERT_TRUE(rig.devices->bind_key(fire, "Return").ok());
+  push_key(SDL_SCANCODE_RETURN, true);
+  push_key(SDL_SCANCODE_RETURN, false);
+  rig.engine.step();
+  EXPECT_TRUE(rig.input->pressed(fire));
+  rig.engine.step();
+  EXPECT_TRUE(rig.input->released(fire));
+  rig.engine.step();
+  EXPECT_FALSE(rig.input->held(fire));
+}
+
+TEST(Devices, RemappingMovesAnActionToAnotherKey) {
+  Rig rig;
+  const ActionId jump = rig.action("jump");
+  ASSERT_TRUE(rig.devices->bind_key(jump, "Space").ok());
+  rig.devices->unbind(jump);
+  ASSERT_TRUE(rig.devices->bind_key(jump, "W").ok());
+  EXPECT_EQ(rig.devices->binding_count(), 1u);
+  push_key(SDL_SCANCODE_SPACE, true);
+  rig.engine.step();
+  EXPECT_FALSE(rig.input->held(jump));
+  push_key(SDL_SCANCODE_W, true);
+  rig.engine.step();
+  EXPECT_TRUE(rig.input->held(jump));
+}
+
+TEST(Devices, MouseButtonsWheelAndPosition) {
+  Rig rig;
+  const ActionId shoot = rig.action("shoot");
+  ASSERT_TRUE(rig.devices->bind_mouse_button(shoot, 1).ok());
+  SDL_Event e{};
+  e.type = SDL_MOUSEBUTTONDOWN;
+  e.button.button = SDL_BUTTON_LEFT;
+  e.button.state = SDL_PRESSED;
+  e.button.x = 10;
+  e.button.y = 20;
+  ASSERT_EQ(SDL_PushEvent(&e), 1);
+  SDL_Event w{};
+  w.type = SDL_MOUSEWHEEL;
+  w.wheel.y = 2;
+  w.wheel.direction = SDL_MOUSEWHEEL_NORMAL;
+  ASSERT_EQ(SDL_PushEvent(&w), 1);
+  rig.engine.step();
+  EXPECT_TRUE(rig.input->pressed(shoot));
+  EXPECT_TRUE(rig.devices->mouse_down(1));
+  EXPECT_EQ(rig.devices->mouse_x(), 10);
+  EXPECT_EQ(rig.devices->mouse_y(), 20);
+  EXPECT_EQ(rig.devices->wheel(), 2);
+  rig.engine.step();
+  EXPECT_EQ(rig.devices->wheel(), 0) << "the wheel counts one frame's clicks";
+  EXPECT_TRUE(rig.input->held(shoot));
+}
+
+TEST(Devices, BadNamesAreErrorsNamingThem) {
+  Rig rig;
+  const ActionId a = rig.action("a");
+  const core::Status key = rig.devices->bind_key(a, "NoSuchKey");
+  ASSERT_FALSE(key.ok());
+  EXPECT_NE(key.message().find("'NoSuchKey'"), std::string::npos) << key.message();
+  const core::Status button = rig.devices->bind_button(a, "zz");
+  ASSERT_FALSE(button.ok());
+  EXPECT_NE(button.message().find("'zz'"), std::string::npos) << button.message();
+  EXPECT_FALSE(rig.devices->bind_axis(a, "sideways", 1.0f).ok());
+  EXPECT_FALSE(rig.devices->bind_axis(a, "leftx", 0.5f).ok());
+  EXPECT_FALSE(rig.devices->bind_mouse_button(a, 9).ok());
+  EXPECT_FALSE(rig.devices->bind_button(a, "a", Devices::kMaxPlayers).ok());
+  EXPECT_EQ(rig.devices->binding_count(), 0u) << "nothing half-bound is kept";
+  EXPECT_FALSE(Devices::open({.driver = "dummy", .stick_dead_zone = 1.5f}).ok());
+}
+
+TEST(Devices, ControlsInTextBindLikeTheCalls) {
+  Rig rig;
+  const ActionId jump = rig.action("jump"), left = rig.action("left");
+  ASSERT_TRUE(rig.devices->bind(jump, "key:Space").ok());
+  ASSERT_TRUE(rig.devices->bind(jump, "mouse:3").ok());
+  ASSERT_TRUE(rig.devices->bind(jump, "button:a@1").ok());
+  ASSERT_TRUE(rig.devices->bind(left, "axis:leftx-").ok());
+  EXPECT_EQ(rig.devices->binding_count(), 4u);
+  for (const char* bad : {"Space", "key:", "key:NoSuchKey", "mouse:0", "mouse:12", "button:a@9",
+                          "button:zz", "axis:leftx", "axis:leftx*", "wheel:up", ":a"}) {
+    const core::Status s = rig.devices->bind(jump, bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find(bad), std::string::npos) << s.message();
+  }
+  EXPECT_EQ(rig.devices->binding_count(), 4u) << "refused controls bind nothing";
+  SDL_Event e{};
+  e.type = SDL_MOUSEBUTTONDOWN;
+  e.button.button = SDL_BUTTON_RIGHT;
+  e.button.state = SDL_PRESSED;
+  ASSERT_EQ(SDL_PushEvent(&e), 1);
+  rig.engine.step();
+  EXPECT_TRUE(rig.input->pressed(jump)) << "mouse:3 is the right button";
+}
+
+TEST(Devices, AQuitEventRequestsQuit) {
+  Rig rig;
+  rig.engine.step();
+  EXPECT_FALSE(rig.engine.quit_requested());
+  SDL_Event e{};
+  e.type = SDL_QUIT;
+  ASSERT_EQ(SDL_PushEvent(&e), 1);
+  rig.engine.step();
+  EXPECT_TRUE(rig.devices->quit_seen());
+  EXPECT_TRUE(rig.engine.quit_requested());
+}
+
+TEST(Devices, FocusLossReleasesHeldKeys) {
+  Rig rig;
+  const std::unique_ptr<Window> window = open_window(16, 16);
+  ASSERT_NE(window, nullptr);
+  rig.devices->watch(*window);
+  const ActionId run = rig.action("run");
+  ASSERT_TRUE(rig.devices->bind_key(run, "Left Shift").ok());
+  push_key(SDL_SCANCODE_LSHIFT, true);
+  rig.engine.step();
+  ASSERT_TRUE(rig.input->held(run));
+  SDL_Event e{};
+  e.type = SDL_WINDOWEVENT;
+  e.window.event = SDL_WINDOWEVENT_FOCUS_LOST;
+  e.window.windowID = window->sdl_id();
+  ASSERT_EQ(SDL_PushEvent(&e), 1);
+  rig.engine.step();
+  EXPECT_FALSE(window->focused());
+  EXPECT_FALSE(rig.input->held(run)) << "a key released while away must not stay down";
+}
+
+// A virtual game controller: SDL maps its buttons and axes in GameController order.
+struct VirtualPad {
+  int device = -1;
+  SDL_Joystick* joystick = nullptr;
+
+  VirtualPad() {
+    SDL_VirtualJoystickDesc desc{};
+    desc.version = SDL_VIRTUAL_JOYSTICK_DESC_VERSION;
+    desc.type = SDL_JOYSTICK_TYPE_GAMECONTROLLER;
+    desc.naxes = SDL_CONTROLLER_AXIS_MAX;
+    desc.nbuttons = SDL_CONTROLLER_BUTTON_MAX;
+    desc.axis_mask = (1u << SDL_CONTROLLER_AXIS_MAX) - 1;
+    desc.button_mask = (1u << SDL_CONTROLLER_BUTTON_MAX) - 1;
+    desc.name = "spindle test pad";
+    device = SDL_JoystickAttachVirtualEx(&desc);
+    EXPECT_GE(device, 0) << SDL_GetError();
+    if (device >= 0) joystick = SDL_JoystickOpen(device);
+    EXPECT_NE(joystick, nullptr) << SDL_GetError();
+    trigger(SDL_CONTROLLER_AXIS_TRIGGERLEFT, 0.0f);  // a trigger at rest
+    trigger(SDL_CONTROLLER_AXIS_TRIGGERRIGHT, 0.0f);
+  }
+  ~VirtualPad() { detach(); }
+  void detach() {
+    if (joystick != nullptr) SDL_JoystickClose(joystick);
+    joystick = nullptr;
+    if (device >= 0) SDL_JoystickDetachVirtual(device);
+    device = -1;
+  }
+  void axis(SDL_GameControllerAxis a, Sint16 v) { SDL_JoystickSetVirtualAxis(joystick, a, v); }
+  // SDL maps a joystick's -32768..32767 onto a trigger's 0..32767.
+  void trigger(SDL_GameControllerAxis a, float pulled) {
+    SDL_JoystickSetVirtualAxis(joystick, a, static_cast<Sint16>(std::lround(pulled * 65535.0f) - 32768));
+  }
+  void button(SDL_GameControllerButton b, bool down) {
+    SDL_JoystickSetVirtualButton(joystick, b, down ? 1 : 0);
+  }
+};
+
+TEST(Devices, AControllerArrivesIsReadThroughDeadZonesAndLeaves) {
+  Rig rig;
+  const ActionId jump = rig.action("jump"), right = rig.action("right"),
+                 gas = rig.action("gas");
+  ASSERT_TRUE(rig.devices->bind_button(jump, "a").ok());
+  ASSERT_TRUE(rig.devices->bind_axis(right, "leftx", 1.0f, 0).ok());
+  ASSERT_TRUE(rig.devices->bind_axis(gas, "righttrigger", 1.0f).ok());
+  VirtualPad pad;
+  ASSERT_NE(pad.joystick, nullptr);
+  rig.engine.step();
+  ASSERT_EQ(rig.devices->players(), 1);
+  ASSERT_TRUE(rig.devices->connected(0));
+  EXPECT_FALSE(rig.input->held(gas)) << "a trigger at rest";
+
+  // Inside the radial dead zone (0.2): nothing, on either axis.
+  pad.axis(SDL_CONTROLLER_AXIS_LEFTX, 4000);   // 0.12
+  pad.axis(SDL_CONTROLLER_AXIS_LEFTY, -4000);  // |v| = 0.17
+  rig.engine.step();
+  EXPECT_EQ(rig.devices->stick(0, Stick::Left).x, 0.0f);
+  EXPECT_EQ(rig.devices->stick(0, Stick::Left).y, 0.0f);
+  // Full right: 1, direction kept; the action is held past axis_press.
+  pad.axis(SDL_CONTROLLER_AXIS_LEFTX, 32767);
+  pad.axis(SDL_CONTROLLER_AXIS_LEFTY, 0);
+  rig.engine.step();
+  EXPECT_NEAR(rig.devices->stick(0, Stick::Left).x, 1.0f, 1e-5f);
+  EXPECT_TRUE(rig.input->held(right));
+  // Half-way along the diagonal: magnitude rescaled from [0.2, 1] to [0, 1], direction kept.
+  pad.axis(SDL_CONTROLLER_AXIS_LEFTX, 11585);  // 0.3536 each: |v| = 0.5
+  pad.axis(SDL_CONTROLLER_AXIS_LEFTY, 11585);
+  rig.engine.step();
+  const StickValue s = rig.devices->stick(0, Stick::Left);
+  EXPECT_NEAR(std::hypot(s.x, s.y), (0.5f - 0.2f) / 0.8f, 1e-3f);
+  EXPECT_NEAR(s.x, s.y, 1e-6f);
+  EXPECT_FALSE(rig.input->held(right)) << "0.265 along x is below axis_press";
+  // Triggers: axial dead zone 0.1.
+  pad.trigger(SDL_CONTROLLER_AXIS_TRIGGERRIGHT, 0.09f);
+  rig.engine.step();
+  EXPECT_EQ(rig.devices->trigger(0, Trigger::Right), 0.0f);
+  EXPECT_FALSE(rig.input->held(gas));
+  pad.trigger(SDL_CONTROLLER_AXIS_TRIGGERRIGHT, 1.0f);
+  rig.engine.step();
+  EXPECT_NEAR(rig.devices->trigger(0, Trigger::Right), 1.0f, 1e-5f);
+  EXPECT_TRUE(rig.input->held(gas));
+
+  pad.button(SDL_CONTROLLER_BUTTON_A, true);
+  rig.engine.step();
+  EXPECT_TRUE(rig.input->pressed(jump));
+  EXPECT_TRUE(rig.devices->button_down(0, "a"));
+
+  pad.detach();
+  rig.engine.step();
+  EXPECT_EQ(rig.devices->players(), 0);
+  EXPECT_FALSE(rig.input->held(jump)) << "a controller that left holds nothing";
+  EXPECT_FALSE(rig.input->held(gas));
+}
+
+TEST(Run, RunsFramesPresentsEachAndStopsOnQuit) {
+  Rig rig;
+  const std::unique_ptr<Window> window = open_window(32, 32);
+  ASSERT_NE(window, nullptr);
+  std::vector<std::uint32_t> picture(32 * 32, 0xff0000ffu);
+  std::uint64_t asked = 0;
+  const auto show = [&] {
+    ++asked;
+    return PixelView{picture.data(), 32, 32, 0};
+  };
+  const RunStats stats =
+      run(rig.engine, window.get(), show, {.max_frames = 5, .fixed_delta_ns = 16'666'667});
+  EXPECT_EQ(stats.frames, 5u);
+  EXPECT_EQ(asked, 5u);
+  EXPECT_EQ(window->frames_presented(), 5u);
+  EXPECT_EQ(stats.present_errors, 0u);
+  EXPECT_GT(stats.median_ms, 0.0);
+  EXPECT_GE(stats.p99_ms, stats.median_ms);
+  // A quit event ends the loop at the frame that sees it, however many frames were allowed.
+  SDL_Event e{};
+  e.type = SDL_QUIT;
+  ASSERT_EQ(SDL_PushEvent(&e), 1);
+  const RunStats after = run(rig.engine, window.get(), show, {.max_frames = 1000});
+  EXPECT_EQ(after.frames, 1u);
+  EXPECT_TRUE(rig.engine.quit_requested());
+}
+
+TEST(Run, FixedDeltaAdvancesTheSameGameTimeWhateverTheMachine) {
+  Rig rig;
+  const std::uint64_t before = rig.engine.tick();
+  // One fixed step per frame, however long the frames really take (headless, no pacing).
+  const RunStats stats = run(rig.engine, nullptr, {},
+                             {.max_frames = 10, .fixed_delta_ns = core::kNsPerSecond / 60});
+  EXPECT_EQ(stats.frames, 10u);
+  EXPECT_EQ(rig.engine.tick() - before, 10u);
+}
+
+}  // namespace
+}  // namespace spindle::platform
