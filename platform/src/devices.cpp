@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <SDL.h>
 
@@ -57,8 +58,8 @@ core::Result<std::unique_ptr<Devices>> Devices::open(const DeviceConfig& config)
     return core::Status::error(
         "devices: dead zones must be in [0, 1) and axis_press in (0, 1] (got stick " +
         std::to_string(config.stick_dead_zone) + ", trigger " +
-        std::to_string(config.trigger_dead_zone) + ", press " +
-        std::to_string(config.axis_press) + ")");
+        std::to_string(config.trigger_dead_zone) + ", press " + std::to_string(config.axis_press) +
+        ")");
   }
   if (core::Status s = detail::acquire_video_or_headless(config.driver, true, "devices"); !s)
     return core::Status::error("devices: " + s.message());
@@ -72,6 +73,7 @@ core::Result<std::unique_ptr<Devices>> Devices::open(const DeviceConfig& config)
 }
 
 Devices::~Devices() {
+  if (self_ != nullptr) *self_ = nullptr;
   if (engine_ != nullptr) core::set_input_source(*engine_, nullptr);
   if (pads_ != nullptr) {
     for (int p = 0; p < kMaxPlayers; ++p)
@@ -83,6 +85,17 @@ Devices::~Devices() {
 void Devices::attach(core::Engine& engine) {
   engine_ = &engine;
   core::set_input_source(engine, this);
+  if (self_ == nullptr) {
+    self_ = std::make_shared<Devices*>(this);
+    engine.add_frame_hook([self = self_](core::Engine&) {
+      if (*self != nullptr) (*self)->pump();
+    });
+  }
+}
+
+void Devices::pump() {
+  SDL_Event e;
+  while (SDL_PollEvent(&e) != 0) handle(&e);
 }
 
 void Devices::watch(Window& window) {
@@ -136,7 +149,8 @@ core::Status Devices::bind(core::ActionId action, std::string_view control) {
 core::Status Devices::bind_key(core::ActionId action, std::string_view key) {
   const SDL_Scancode code = SDL_GetScancodeFromName(std::string(key).c_str());
   if (code == SDL_SCANCODE_UNKNOWN)
-    return core::Status::error("devices: no key named " + quoted(key) + " (SDL key names: "
+    return core::Status::error("devices: no key named " + quoted(key) +
+                               " (SDL key names: "
                                "\"A\", \"Space\", \"Left\", \"Return\", \"Left Shift\"...)");
   bindings_.push_back({action, Kind::Key, code, kAnyPlayer, 1.0f});
   return {};
@@ -285,7 +299,7 @@ void Devices::handle(const void* sdl_event) {
       break;
     case SDL_MOUSEMOTION:
       mouse_x_ = e.motion.x, mouse_y_ = e.motion.y;
-      mouse_dx_ += e.motion.xrel, mouse_dy_ += e.motion.yrel;
+      pending_dx_ += e.motion.xrel, pending_dy_ += e.motion.yrel;
       break;
     case SDL_MOUSEBUTTONDOWN:
     case SDL_MOUSEBUTTONUP:
@@ -294,7 +308,7 @@ void Devices::handle(const void* sdl_event) {
       mouse_x_ = e.button.x, mouse_y_ = e.button.y;
       break;
     case SDL_MOUSEWHEEL:
-      wheel_ += e.wheel.direction == SDL_MOUSEWHEEL_FLIPPED ? -e.wheel.y : e.wheel.y;
+      pending_wheel_ += e.wheel.direction == SDL_MOUSEWHEEL_FLIPPED ? -e.wheel.y : e.wheel.y;
       break;
     case SDL_CONTROLLERDEVICEADDED: {
       // `which` is a device index here; the controller's instance id names it from now on.
@@ -304,8 +318,10 @@ void Devices::handle(const void* sdl_event) {
       for (int p = 0; p < kMaxPlayers && slot < 0; ++p)
         if (pads_[p].controller == nullptr) slot = p;
       if (slot < 0) {
-        SPINDLE_LOG_WARNING(Core, "devices: a controller arrived with %d players connected; "
-                            "ignored", kMaxPlayers);
+        SPINDLE_LOG_WARNING(Core,
+                            "devices: a controller arrived with %d players connected; "
+                            "ignored",
+                            kMaxPlayers);
         break;
       }
       SDL_GameController* c = SDL_GameControllerOpen(e.cdevice.which);
@@ -328,11 +344,13 @@ void Devices::handle(const void* sdl_event) {
       break;
     case SDL_CONTROLLERBUTTONDOWN:
     case SDL_CONTROLLERBUTTONUP:
-      if (Pad* pad = pad_of(e.cbutton.which); pad != nullptr && e.cbutton.button < SDL_CONTROLLER_BUTTON_MAX)
+      if (Pad* pad = pad_of(e.cbutton.which);
+          pad != nullptr && e.cbutton.button < SDL_CONTROLLER_BUTTON_MAX)
         press(pad->buttons[e.cbutton.button], e.type == SDL_CONTROLLERBUTTONDOWN);
       break;
     case SDL_CONTROLLERAXISMOTION:
-      if (Pad* pad = pad_of(e.caxis.which); pad != nullptr && e.caxis.axis < SDL_CONTROLLER_AXIS_MAX)
+      if (Pad* pad = pad_of(e.caxis.which);
+          pad != nullptr && e.caxis.axis < SDL_CONTROLLER_AXIS_MAX)
         pad->axes[e.caxis.axis] = e.caxis.value;
       break;
     default:
@@ -365,20 +383,23 @@ bool Devices::active(const Binding& b) const {
   return false;
 }
 
-void Devices::poll(core::Input& input, std::uint64_t /*frame*/) {
-  mouse_dx_ = mouse_dy_ = wheel_ = 0;
-  SDL_Event e;
-  while (SDL_PollEvent(&e) != 0) handle(&e);
+void Devices::poll(core::Input& input, std::uint64_t /*step*/) {
+  pump();
+  // What moved since the step before is this step's.
+  mouse_dx_ = std::exchange(pending_dx_, 0);
+  mouse_dy_ = std::exchange(pending_dy_, 0);
+  wheel_ = std::exchange(pending_wheel_, 0);
   if (action_held_.size() < input.capacity()) action_held_.assign(input.capacity(), 0);
   for (const Binding& b : bindings_) {
     if (input.knows(b.action)) action_held_[b.action.value()] |= active(b) ? 1 : 2;
   }
   // Every bound action gets its state (1: some binding active; 2: bound, none active).
   for (std::uint32_t a = 0; a < input.action_count(); ++a) {
-    if (action_held_[a] != 0) input.set(core::ActionId(static_cast<std::uint16_t>(a)), (action_held_[a] & 1) != 0);
+    if (action_held_[a] != 0)
+      input.set(core::ActionId(static_cast<std::uint16_t>(a)), (action_held_[a] & 1) != 0);
     action_held_[a] = 0;
   }
-  // Latches have been seen by this frame's actions: from now on only what is down counts.
+  // Latches have been seen by this step's actions: from now on only what is down counts.
   for (auto& k : keys_) k &= kDown;
   for (auto& m : mouse_) m &= kDown;
   for (int p = 0; p < kMaxPlayers; ++p)

@@ -30,8 +30,8 @@ core::Status acquire_video(const std::string& driver) {
   }
   const int rc = SDL_InitSubSystem(kSubsystems);
   if (!was_running && !driver.empty()) SDL_ResetHint(SDL_HINT_VIDEODRIVER);
-  const std::string label =
-      driver.empty() ? std::string("SDL's default video driver") : "SDL video driver '" + driver + "'";
+  const std::string label = driver.empty() ? std::string("SDL's default video driver")
+                                           : "SDL video driver '" + driver + "'";
   if (rc != 0) return core::Status::error(label + ": " + SDL_GetError());
   const char* current = SDL_GetCurrentVideoDriver();
   if (!driver.empty() && (current == nullptr || driver != current)) {

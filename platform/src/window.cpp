@@ -69,8 +69,7 @@ core::Result<std::unique_ptr<Window>> Window::open(const WindowConfig& config) {
   if (w->sdl_->renderer == nullptr)
     w->sdl_->renderer = SDL_CreateRenderer(w->sdl_->window, -1, SDL_RENDERER_SOFTWARE);
   if (w->sdl_->renderer == nullptr) {
-    return core::Status::error("window '" + config.title + "': " +
-                               sdl_error("SDL_CreateRenderer"));
+    return core::Status::error("window '" + config.title + "': " + sdl_error("SDL_CreateRenderer"));
   }
   w->id_ = SDL_GetWindowID(w->sdl_->window);
   w->fullscreen_ = config.fullscreen;
@@ -109,8 +108,10 @@ core::Status Window::present(PixelView view) {
     }
     if (frames_ > 0 && !s.logged_resize) {
       s.logged_resize = true;
-      SPINDLE_LOG_INFO(Core, "window '%s': the presented picture changed size to %dx%d (texture "
-                       "re-created; logged once)", title().c_str(), view.width, view.height);
+      SPINDLE_LOG_INFO(Core,
+                       "window '%s': the presented picture changed size to %dx%d (texture "
+                       "re-created; logged once)",
+                       title().c_str(), view.width, view.height);
     }
     s.texture_w = view.width;
     s.texture_h = view.height;
@@ -126,9 +127,9 @@ core::Status Window::present(PixelView view) {
                 view.pixels + static_cast<std::ptrdiff_t>(y) * stride, row_bytes);
   }
   SDL_UnlockTexture(s.texture);
-  last_copy_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
+  last_copy_ns_ =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
   SDL_RenderClear(s.renderer);
   SDL_RenderCopy(s.renderer, s.texture, nullptr, nullptr);
   SDL_RenderPresent(s.renderer);

@@ -24,13 +24,18 @@ namespace {
 using core::ActionId;
 
 std::uint32_t pixel(int x, int y) {
-  return static_cast<std::uint32_t>((x * 7) & 0xff) | static_cast<std::uint32_t>((y * 5) & 0xff) << 8 |
+  return static_cast<std::uint32_t>((x * 7) & 0xff) |
+         static_cast<std::uint32_t>((y * 5) & 0xff) << 8 |
          static_cast<std::uint32_t>((x ^ y) & 0xff) << 16 | 0xff000000u;
 }
 
 std::unique_ptr<Window> open_window(int w, int h) {
-  auto opened = Window::open({.title = "test", .width = w, .height = h, .resizable = false,
-                              .vsync = false, .driver = "dummy"});
+  auto opened = Window::open({.title = "test",
+                              .width = w,
+                              .height = h,
+                              .resizable = false,
+                              .vsync = false,
+                              .driver = "dummy"});
   EXPECT_TRUE(opened.ok()) << opened.status().message();
   return opened.ok() ? std::move(opened).value() : nullptr;
 }
@@ -206,7 +211,7 @@ TEST(Devices, MouseButtonsWheelAndPosition) {
   EXPECT_EQ(rig.devices->mouse_y(), 20);
   EXPECT_EQ(rig.devices->wheel(), 2);
   rig.engine.step();
-  EXPECT_EQ(rig.devices->wheel(), 0) << "the wheel counts one frame's clicks";
+  EXPECT_EQ(rig.devices->wheel(), 0) << "the wheel counts one step's clicks";
   EXPECT_TRUE(rig.input->held(shoot));
 }
 
@@ -263,6 +268,29 @@ TEST(Devices, AQuitEventRequestsQuit) {
   EXPECT_TRUE(rig.engine.quit_requested());
 }
 
+// Paused, no step runs and actions keep their state, but events are still pumped every frame:
+// the window answers, quit works, and a pause menu can read the keys themselves.
+TEST(Devices, WhilePausedEventsArePumpedEveryFrame) {
+  Rig rig;
+  const ActionId jump = rig.action("jump");
+  ASSERT_TRUE(rig.devices->bind(jump, "key:Space").ok());
+  rig.engine.game_clock().pause();
+  push_key(SDL_SCANCODE_P, true);
+  rig.engine.frame(rig.engine.config().fixed_step_ns * 2);
+  EXPECT_EQ(rig.engine.last_frame().steps, 0u);
+  EXPECT_TRUE(rig.devices->key_down("P")) << "pumped by the frame, with no step";
+  push_key(SDL_SCANCODE_SPACE, true);
+  SDL_Event quit{};
+  quit.type = SDL_QUIT;
+  ASSERT_EQ(SDL_PushEvent(&quit), 1);
+  rig.engine.frame(rig.engine.config().fixed_step_ns * 2);
+  EXPECT_TRUE(rig.engine.quit_requested());
+  EXPECT_FALSE(rig.input->held(jump)) << "no step ran: actions keep their state";
+  rig.engine.game_clock().resume();
+  rig.engine.step();
+  EXPECT_TRUE(rig.input->pressed(jump)) << "the first step after the pause sees the press";
+}
+
 TEST(Devices, FocusLossReleasesHeldKeys) {
   Rig rig;
   const std::unique_ptr<Window> window = open_window(16, 16);
@@ -314,7 +342,8 @@ struct VirtualPad {
   void axis(SDL_GameControllerAxis a, Sint16 v) { SDL_JoystickSetVirtualAxis(joystick, a, v); }
   // SDL maps a joystick's -32768..32767 onto a trigger's 0..32767.
   void trigger(SDL_GameControllerAxis a, float pulled) {
-    SDL_JoystickSetVirtualAxis(joystick, a, static_cast<Sint16>(std::lround(pulled * 65535.0f) - 32768));
+    SDL_JoystickSetVirtualAxis(joystick, a,
+                               static_cast<Sint16>(std::lround(pulled * 65535.0f) - 32768));
   }
   void button(SDL_GameControllerButton b, bool down) {
     SDL_JoystickSetVirtualButton(joystick, b, down ? 1 : 0);
@@ -323,8 +352,7 @@ struct VirtualPad {
 
 TEST(Devices, AControllerArrivesIsReadThroughDeadZonesAndLeaves) {
   Rig rig;
-  const ActionId jump = rig.action("jump"), right = rig.action("right"),
-                 gas = rig.action("gas");
+  const ActionId jump = rig.action("jump"), right = rig.action("right"), gas = rig.action("gas");
   ASSERT_TRUE(rig.devices->bind_button(jump, "a").ok());
   ASSERT_TRUE(rig.devices->bind_axis(right, "leftx", 1.0f, 0).ok());
   ASSERT_TRUE(rig.devices->bind_axis(gas, "righttrigger", 1.0f).ok());
@@ -395,7 +423,7 @@ TEST(Run, RunsFramesPresentsEachAndStopsOnQuit) {
   EXPECT_EQ(stats.present_errors, 0u);
   EXPECT_GT(stats.median_ms, 0.0);
   EXPECT_GE(stats.p99_ms, stats.median_ms);
-  // A quit event ends the loop at the frame that sees it, however many frames were allowed.
+  // A quit event ends the loop at the frame that pumps it, however many frames were allowed.
   SDL_Event e{};
   e.type = SDL_QUIT;
   ASSERT_EQ(SDL_PushEvent(&e), 1);
@@ -408,8 +436,8 @@ TEST(Run, FixedDeltaAdvancesTheSameGameTimeWhateverTheMachine) {
   Rig rig;
   const std::uint64_t before = rig.engine.tick();
   // One fixed step per frame, however long the frames really take (headless, no pacing).
-  const RunStats stats = run(rig.engine, nullptr, {},
-                             {.max_frames = 10, .fixed_delta_ns = core::kNsPerSecond / 60});
+  const RunStats stats =
+      run(rig.engine, nullptr, {}, {.max_frames = 10, .fixed_delta_ns = core::kNsPerSecond / 60});
   EXPECT_EQ(stats.frames, 10u);
   EXPECT_EQ(rig.engine.tick() - before, 10u);
 }

@@ -1,4 +1,5 @@
 #include <spindle/base/config.h>
+#include <spindle/base/file.h>
 
 #include <algorithm>
 #include <cctype>
@@ -58,24 +59,6 @@ bool iequals(std::string_view a, std::string_view b) {
       return false;
   }
   return true;
-}
-
-// For "not a regular file (a directory)".
-const char* file_kind(std::filesystem::file_type type) {
-  switch (type) {
-    case std::filesystem::file_type::directory:
-      return "a directory";
-    case std::filesystem::file_type::character:
-      return "a character device";
-    case std::filesystem::file_type::block:
-      return "a block device";
-    case std::filesystem::file_type::fifo:
-      return "a FIFO";
-    case std::filesystem::file_type::socket:
-      return "a socket";
-    default:
-      return "neither a file nor a directory";
-  }
 }
 
 std::string_view line_text(std::string_view text, int line) {
@@ -237,31 +220,9 @@ const Settings::Definition& Settings::definition(std::string_view key, Type type
 // --- loading -----------------------------------------------------------------------------------
 
 Status Settings::load_file(const std::string& path) {
-  namespace fs = std::filesystem;
-  const std::string too_big =
-      " over the limit of " + std::to_string(kMaxFileBytes) + " for a settings file";
-  // Looked at before opening: opening a FIFO waits for a writer, and a device never ends.
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (!ec && fs::exists(status)) {
-    if (!fs::is_regular_file(status))
-      return Status::error(path + ": not a regular file (" + file_kind(status.type()) + ")");
-    if (const std::uintmax_t size = fs::file_size(path, ec); !ec && size > kMaxFileBytes)
-      return Status::error(path + ": " + std::to_string(size) + " bytes," + too_big);
-  }
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) return Status::error(path + ": cannot open: " + std::strerror(errno));
-  // Never more than the limit, whatever the size said: it may grow, and /proc files say 0.
-  std::string text;
-  char chunk[4096];
-  std::size_t n = 0;
-  while (text.size() <= kMaxFileBytes && (n = std::fread(chunk, 1, sizeof(chunk), file)) > 0)
-    text.append(chunk, n);
-  const bool read_error = std::ferror(file) != 0;
-  std::fclose(file);
-  if (read_error) return Status::error(path + ": read error");
-  if (text.size() > kMaxFileBytes) return Status::error(path + ": grew while read," + too_big);
-  return load_string(text, path);
+  Result<std::string> text = read_file_capped(path, kMaxFileBytes, "a settings file");
+  if (!text) return text.status();
+  return load_string(text.value(), path);
 }
 
 Status Settings::load_string(std::string_view text, std::string_view origin) {

@@ -155,6 +155,10 @@ void Engine::add_frame_hook(std::function<void(Engine&)> hook) {
   impl_->frame_hooks.push_back(std::move(hook));
 }
 
+void Engine::add_step_hook(std::function<void(Engine&)> hook) {
+  impl_->step_hooks.push_back(std::move(hook));
+}
+
 int Engine::Impl::find_stage(std::string_view name) const {
   for (std::size_t i = 0; i < stages.size(); ++i) {
     if (name == stages[i]->desc.name) return static_cast<int>(i);
@@ -599,6 +603,7 @@ void Engine::Impl::note_job_overflows() {
 }
 
 void Engine::Impl::simulate_step() {
+  for (const std::function<void(Engine&)>& hook : step_hooks) hook(owner);
   world.begin_event_step();
   run_group(sim, config.fixed_step_ns, 1.0f);
   world.apply_commands();

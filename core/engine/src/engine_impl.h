@@ -100,6 +100,7 @@ struct Engine::Impl {
   int pending_scene = -1;
   bool quit = false;
   std::vector<std::function<void(Engine&)>> frame_hooks;
+  std::vector<std::function<void(Engine&)>> step_hooks;
 };
 
 }  // namespace spindle::core

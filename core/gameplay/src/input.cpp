@@ -81,15 +81,15 @@ bool Input::unknown(ActionId a) const {
   return false;
 }
 
-void ScriptedInput::poll(Input& input, std::uint64_t frame) {
+void ScriptedInput::poll(Input& input, std::uint64_t step) {
   input.release_all();
   for (const Span& s : spans_) {
-    if (frame >= s.from && frame <= s.to) input.set(s.action, true);
+    if (step >= s.from && step <= s.to) input.set(s.action, true);
   }
 }
 
 namespace {
-// Which source the engine's frame hook polls; a resource so that each engine has its own.
+// Which source the engine's step hook polls; a resource so that each engine has its own.
 struct InputFeed {
   InputSource* source = nullptr;
 };
@@ -122,13 +122,13 @@ void set_input_source(Engine& engine, InputSource* source) {
     return;
   }
   world.set_resource<InputFeed>().source = source;
-  engine.add_frame_hook([](Engine& e) {
+  engine.add_step_hook([](Engine& e) {
     Input* input = e.world().resource<Input>();
     const InputFeed* feed = e.world().resource<InputFeed>();
     if (input == nullptr || feed == nullptr) return;
     input->begin_frame();
     if (feed->source != nullptr) {
-      feed->source->poll(*input, e.frame_number());
+      feed->source->poll(*input, e.tick());
     } else {
       input->release_all();  // no source: nothing is held (what was held reads as released)
     }

@@ -1,4 +1,4 @@
-// Polling and reading input allocates nothing: the frame hook, a ScriptedInput and the reads of
+// Polling and reading input allocates nothing: the step hook, a ScriptedInput and the reads of
 // pressed/held/released/axis/find_action in a stage, in every mode (this binary counts every
 // operator new).
 #include <cstdint>

@@ -142,25 +142,27 @@ TEST(Input, PressedHeldReleasedFollowTheScriptFrameByFrame) {
   EXPECT_EQ(rig.input().unknown_ids(), 0u);
 }
 
-// Input is polled once per frame, before its steps: every step of a frame reads the same state,
-// and a frame that runs no step still moves it on.
-TEST(Input, PolledOncePerFrameWhateverItsSteps) {
+// Input is polled once per simulation step, before its stages: a press is pressed() in exactly
+// one step whatever the frames' step counts (polled per frame, each step of a three-step frame
+// saw it pressed, and a recording could not be replayed step by step), and a frame that runs no
+// step leaves it as the last step saw it.
+TEST(Input, PolledOncePerStepSoAPressIsSeenOnce) {
   constexpr std::int64_t kStep = 10'000'000;
   InputRig rig(kStep);
   ScriptedInput script;
-  script.hold(rig.fire, 1, 1);
+  script.hold(rig.fire, 1, 2);  // steps (ticks) 1 and 2
   set_input_source(*rig.engine, &script);
-  rig.engine->frame(2 * kStep);  // frame 0: ticks 0, 1; nothing held
-  rig.engine->frame(2 * kStep);  // frame 1: ticks 2, 3; fire pressed
-  rig.engine->frame(kStep / 2);  // frame 2: no step; fire released
+  rig.engine->frame(2 * kStep);  // frame 0: ticks 0, 1; fire pressed in tick 1
+  rig.engine->frame(2 * kStep);  // frame 1: ticks 2, 3; held in 2, released in 3
+  rig.engine->frame(kStep / 2);  // frame 2: no step, no poll
   EXPECT_EQ(rig.engine->last_frame().steps, 0u);
-  EXPECT_TRUE(rig.input().released(rig.fire));
+  EXPECT_TRUE(rig.input().released(rig.fire)) << "as tick 3 left it";
   rig.engine->frame(kStep);  // frame 3: half a step left over + one: tick 4
   using S = InputRig::Seen;
   EXPECT_EQ(rig.seen, (std::vector<S>{{0, 0, false, false, false, 0.0f},
-                                      {0, 1, false, false, false, 0.0f},
-                                      {1, 2, true, true, false, 0.0f},
-                                      {1, 3, true, true, false, 0.0f},
+                                      {0, 1, true, true, false, 0.0f},
+                                      {1, 2, false, true, false, 0.0f},
+                                      {1, 3, false, false, true, 0.0f},
                                       {3, 4, false, false, false, 0.0f}}));
 }
 

@@ -1,8 +1,11 @@
 // Devices: SDL's event pump and the input devices (keyboard, mouse, game controllers through
 // SDL's GameController API, hot-plugged, one player per controller), feeding core's input
-// actions. It is the engine's InputSource: at the start of every frame it pumps SDL's events
-// (quit, window focus, keys, buttons, axes, controllers arriving and leaving) and writes every
-// bound action, so an event is seen by the first simulation step of the next frame.
+// actions. It is the engine's InputSource: at the start of every frame and of every simulation
+// step it pumps SDL's events (quit, window focus, keys, buttons, axes, controllers arriving and
+// leaving), and at each step it writes every bound action, so an event is seen by the next
+// simulation step. While the game clock is paused no step runs and actions keep their state, but
+// events are still pumped (the window answers, quit works); a pause menu reads the devices
+// themselves (key_down(), button_down()).
 //
 // Usage:
 //
@@ -19,7 +22,7 @@
 //   devices->watch(*window);                          // focus and size events reach the window
 //   // in a stage: input.pressed(jump); devices->stick(0, Stick::Left) for analogue movement
 //
-// A press and release inside one frame still reads as pressed for that frame (nothing is lost
+// A press and release between two steps still reads as pressed for one step (nothing is lost
 // between polls). Losing focus releases every key and button. Bindings can change at any time
 // (remapping): bind_*() adds, unbind() removes an action's bindings; a bad key or button name is
 // an error naming it. Sticks get a radial dead zone and triggers an axial one, both rescaled so
@@ -73,8 +76,12 @@ class Devices final : public core::InputSource {
   Devices(const Devices&) = delete;
   Devices& operator=(const Devices&) = delete;
 
-  // Becomes the engine's input source (set_input_source); a quit event then requests quit.
+  // Becomes the engine's input source (set_input_source) and pumps events at the start of each
+  // of its frames; a quit event then requests quit. Attach to one engine, which must not run
+  // frames after the Devices is gone.
   void attach(core::Engine& engine);
+  // Pumps SDL's events now (attach() does it every frame and step).
+  void pump();
   // Window events (focus) for `window` reach it. One window at a time.
   void watch(Window& window);
 
@@ -83,8 +90,7 @@ class Devices final : public core::InputSource {
   core::Status bind(core::ActionId action, std::string_view control);
   core::Status bind_key(core::ActionId action, std::string_view key);
   core::Status bind_mouse_button(core::ActionId action, int button);
-  core::Status bind_button(core::ActionId action, std::string_view button,
-                           int player = kAnyPlayer);
+  core::Status bind_button(core::ActionId action, std::string_view button, int player = kAnyPlayer);
   // `direction` +1 or -1: the action is held while the axis (after its dead zone) is past
   // axis_press that way. Triggers only go positive.
   core::Status bind_axis(core::ActionId action, std::string_view axis, float direction,
@@ -97,9 +103,9 @@ class Devices final : public core::InputSource {
   bool mouse_down(int button) const;
   int mouse_x() const { return mouse_x_; }
   int mouse_y() const { return mouse_y_; }
-  int mouse_dx() const { return mouse_dx_; }  // motion during the last frame
+  int mouse_dx() const { return mouse_dx_; }  // motion since the step before
   int mouse_dy() const { return mouse_dy_; }
-  int wheel() const { return wheel_; }  // clicks during the last frame, up positive
+  int wheel() const { return wheel_; }  // clicks since the step before, up positive
   core::Status set_relative_mouse(bool on);
   bool connected(int player) const;
   int players() const;  // controllers connected now
@@ -111,7 +117,7 @@ class Devices final : public core::InputSource {
   std::uint64_t events() const { return events_; }  // SDL events handled since open()
 
   // InputSource: pumps SDL's events, then writes every bound action.
-  void poll(core::Input& input, std::uint64_t frame) override;
+  void poll(core::Input& input, std::uint64_t step) override;
 
  private:
   Devices() = default;
@@ -131,13 +137,15 @@ class Devices final : public core::InputSource {
 
   DeviceConfig config_;
   core::Engine* engine_ = nullptr;
+  std::shared_ptr<Devices*> self_;  // the frame hook's way here; null once destroyed
   Window* window_ = nullptr;
   std::vector<Binding> bindings_;
   std::vector<std::uint8_t> action_held_;  // scratch for poll(), sized to the Input once
   std::array<std::uint8_t, 512> keys_{};   // bit 0 down, bit 1 went down since the last poll
   std::array<std::uint8_t, kMouseButtons + 1> mouse_{};
   int mouse_x_ = 0, mouse_y_ = 0, mouse_dx_ = 0, mouse_dy_ = 0, wheel_ = 0;
-  std::unique_ptr<Pad[]> pads_;  // kMaxPlayers
+  int pending_dx_ = 0, pending_dy_ = 0, pending_wheel_ = 0;  // pumped, not yet seen by a step
+  std::unique_ptr<Pad[]> pads_;                              // kMaxPlayers
   bool quit_seen_ = false;
   std::uint64_t events_ = 0;
   bool video_ = false;

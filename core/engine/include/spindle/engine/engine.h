@@ -280,9 +280,11 @@ class Engine {
   double stage_estimate_ms(StageId id) const;
   Phase stage_phase(StageId id) const;
 
-  // Called at the start of every frame, before its simulation steps, in the order added (input
-  // polling is one: see gameplay/input.h).
+  // Called at the start of every frame, before its simulation steps, in the order added.
   void add_frame_hook(std::function<void(Engine&)> hook);
+  // Called at the start of every simulation step, before its stages, in the order added (input
+  // polling is one: see gameplay/input.h). A frame that runs no step calls none.
+  void add_step_hook(std::function<void(Engine&)> hook);
 
   void request_quit();
   bool quit_requested() const;

@@ -1,5 +1,8 @@
 // Input as game code sees it: actions the game declares by name ("fire", "jump"), each pressed
-// (this frame), held, or released (this frame), fed by an InputSource once per frame. The
+// (this step), held, or released (this step), fed by an InputSource once per simulation step,
+// before the step's stages: a press is pressed() in exactly one step however many steps a frame
+// runs, and a recording replays step by step (input_record.h). A frame that runs no step leaves
+// the state as the last step saw it (read presses in simulation stages). The
 // platform layer will add keyboard, mouse and controller sources; ScriptedInput replays a fixed
 // script for tests, demos and headless runs.
 //
@@ -11,8 +14,8 @@
 //   const spindle::core::ActionId right = input.add_action("right").value();
 //
 //   spindle::core::ScriptedInput script;
-//   script.hold(fire, /*from frame*/ 10, /*to frame*/ 12);  // frames inclusive
-//   spindle::core::set_input_source(engine, &script);       // polled before every frame
+//   script.hold(fire, /*from step*/ 10, /*to step*/ 12);  // Engine::tick() values, inclusive
+//   spindle::core::set_input_source(engine, &script);     // polled before every step
 //
 //   // in a system or stage (capture the ids, or look them up once with find_action()):
 //   const spindle::core::Input& in = *ctx.world().resource<spindle::core::Input>();
@@ -28,7 +31,7 @@
 // An id this Input did not hand out (ActionId::none(), or one past its declared actions) reads as
 // "not held", never crashes, and is counted in unknown_ids(); the first is logged. Ids are plain
 // indices: an id of another Input means whatever this one declared under that index. Input is a
-// world resource: read it from any stage (it changes only between frames, in the frame hook).
+// world resource: read it from any stage (it changes only between steps, in the step hook).
 #pragma once
 
 #include <atomic>
@@ -93,7 +96,7 @@ class Input {
     return (held(positive) ? 1.0f : 0.0f) - (held(negative) ? 1.0f : 0.0f);
   }
 
-  // For InputSources (the frame hook calls begin_frame() before polling).
+  // For InputSources (the step hook calls begin_frame() before polling).
   void begin_frame();  // this frame's state becomes the previous one
   void release_all();  // every action up, for a source that writes the whole state
   // False (and counted as unknown) for an id this Input did not hand out.
@@ -117,17 +120,18 @@ class Input {
 class InputSource {
  public:
   virtual ~InputSource() = default;
-  // Writes the state of every action for frame number `frame`.
-  virtual void poll(Input& input, std::uint64_t frame) = 0;
+  // Writes the state of every action for simulation step `step` (Engine::tick()).
+  virtual void poll(Input& input, std::uint64_t step) = 0;
 };
 
-// Holds actions during frame ranges [from, to], inclusive; every other action is up.
+// Holds actions during step ranges [from, to] (Engine::tick() values), inclusive; every other
+// action is up.
 class ScriptedInput final : public InputSource {
  public:
   void hold(ActionId action, std::uint64_t from, std::uint64_t to) {
     spans_.push_back({action, from, to});
   }
-  void poll(Input& input, std::uint64_t frame) override;
+  void poll(Input& input, std::uint64_t step) override;
 
  private:
   struct Span {

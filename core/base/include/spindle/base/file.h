@@ -1,0 +1,28 @@
+// Reading a whole text or data file from outside, safely: what the config loader, input replays
+// and other parsers of files a user hands the engine use before they parse.
+//
+// Usage:
+//
+//   spindle::core::Result<std::string> text =
+//       spindle::core::read_file_capped("run.input", 1 << 20, "an input recording");
+//   if (!text) return text.status();  // "run.input: cannot open: No such file or directory"
+//
+// Only regular files are read (a directory, FIFO or device is refused by name before it is
+// opened: opening a FIFO would wait for a writer, a device may never end), and never more than
+// `max_bytes`, whatever the file's size said (it may grow while read; /proc files say 0).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "spindle/base/result.h"
+
+namespace spindle::core {
+
+// The whole file, or an error starting with the path: it cannot be opened or read, it is not a
+// regular file, or it holds more than `max_bytes` ("N bytes, over the limit of M for <what>").
+Result<std::string> read_file_capped(const std::string& path, std::size_t max_bytes,
+                                     std::string_view what);
+
+}  // namespace spindle::core
