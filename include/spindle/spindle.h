@@ -16,6 +16,7 @@
 #include <spindle/ecs/world.h>
 #include <spindle/engine/engine.h>
 #include <spindle/gameplay/input.h>
+#include <spindle/gameplay/input_record.h>
 #include <spindle/gameplay/timer.h>
 #include <spindle/gameplay/transform.h>
 #include <spindle/jobs/job_system.h>

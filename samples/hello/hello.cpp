@@ -7,10 +7,15 @@
 // job mode).
 //
 //   spindle_hello [--frames N] [--mode single|static|dynamic|tbb] [--workers N]
+//                 [--record FILE | --replay FILE]
+//
+// --record writes the input every step saw (the pilot's) to FILE; --replay plays FILE instead of
+// the pilot, and ends with the same hash as the recorded run in every mode and worker count.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include <spindle/spindle.h>
@@ -246,10 +251,15 @@ core::ScriptedInput make_pilot(const Controls& controls, std::uint64_t frames) {
 int main(int argc, char** argv) {
   std::uint64_t frames = 1200;
   core::EngineConfig config;
+  std::string record, replay_path;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (std::strcmp(argv[i], "--frames") == 0 && has_value) {
       frames = std::strtoull(argv[++i], nullptr, 10);
+    } else if (std::strcmp(argv[i], "--record") == 0 && has_value) {
+      record = argv[++i];
+    } else if (std::strcmp(argv[i], "--replay") == 0 && has_value) {
+      replay_path = argv[++i];
     } else if (std::strcmp(argv[i], "--workers") == 0 && has_value) {
       config.workers = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     } else if (std::strcmp(argv[i], "--mode") == 0 && has_value) {
@@ -259,7 +269,8 @@ int main(int argc, char** argv) {
       }
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--frames N] [--mode single|static|dynamic|tbb] [--workers N]\n",
+                   "usage: %s [--frames N] [--mode single|static|dynamic|tbb] [--workers N] "
+                   "[--record FILE | --replay FILE]\n",
                    argv[0]);
       return 2;
     }
@@ -272,13 +283,31 @@ int main(int argc, char** argv) {
   core::Engine engine(config);
   const Controls controls = build_game(engine);
   core::ScriptedInput pilot = make_pilot(controls, frames);
-  core::set_input_source(engine, &pilot);
+  core::InputRecorder recorder(engine, &pilot);
+  std::optional<core::InputReplay> replay;
+  if (!replay_path.empty()) {
+    auto loaded = core::InputReplay::load(replay_path, engine);
+    if (!loaded) {
+      std::fprintf(stderr, "hello: --replay: %s\n", loaded.status().c_str());
+      return 2;
+    }
+    replay.emplace(std::move(loaded).value());
+    core::set_input_source(engine, &*replay);
+  } else {
+    core::set_input_source(engine, &recorder);
+  }
   std::uint64_t frame = 0;
   bool over_seen = false;
   while (!engine.quit_requested() && frame < frames) {
     engine.step();  // one fixed step per frame: the same run in every mode
     over_seen = over_seen || engine.scene() == "over";
     ++frame;
+  }
+  if (!record.empty()) {
+    if (core::Status s = recorder.save(record); !s) {
+      std::fprintf(stderr, "hello: --record: %s\n", s.c_str());
+      return 1;
+    }
   }
   const Game& game = *engine.world().resource<Game>();
   std::printf(
