@@ -95,7 +95,8 @@ void InputRecorder::poll(Input& input, std::uint64_t step_number) {
   }
   now_.clear();
   for (std::uint32_t a = 0; a < input.action_count(); ++a) {
-    if (input.held(ActionId(static_cast<std::uint16_t>(a)))) now_.push_back(static_cast<std::uint16_t>(a));
+    if (input.held(ActionId(static_cast<std::uint16_t>(a))))
+      now_.push_back(static_cast<std::uint16_t>(a));
   }
   const std::uint64_t step = engine_->tick() - start_tick_;
   if (!runs_.empty()) {
@@ -104,8 +105,8 @@ void InputRecorder::poll(Input& input, std::uint64_t step_number) {
                    held_.begin() + last.held_begin + last.held_count))
       return;  // the same actions held: the run goes on
   }
-  runs_.push_back({step, static_cast<std::uint32_t>(held_.size()),
-                   static_cast<std::uint32_t>(now_.size())});
+  runs_.push_back(
+      {step, static_cast<std::uint32_t>(held_.size()), static_cast<std::uint32_t>(now_.size())});
   held_.insert(held_.end(), now_.begin(), now_.end());
 }
 
@@ -130,7 +131,8 @@ std::string InputRecorder::text() const {
   if (unpolled > 0) out += std::to_string(unpolled) + " -\n";
   for (std::size_t r = 0; r < runs_.size(); ++r) {
     const std::uint64_t begin = std::min(runs_[r].first_step, total);
-    const std::uint64_t end = r + 1 < runs_.size() ? std::min(runs_[r + 1].first_step, total) : total;
+    const std::uint64_t end =
+        r + 1 < runs_.size() ? std::min(runs_[r + 1].first_step, total) : total;
     if (end <= begin) continue;
     out += std::to_string(end - begin);
     if (runs_[r].held_count == 0) out += " -";
@@ -193,8 +195,7 @@ Result<InputReplay> InputReplay::parse(std::string_view text, std::string_view n
         if (!decode_name(w[k], decoded))
           return fail(2, "action name '" + std::string(w[k]) + "' is badly encoded");
         const ActionId id = input.find_action(decoded);
-        if (id.is_none())
-          return fail(2, "the game declares no action '" + decoded + "'");
+        if (id.is_none()) return fail(2, "the game declares no action '" + decoded + "'");
         if (std::find(file_names.begin(), file_names.end(), decoded) != file_names.end())
           return fail(2, "action '" + decoded + "' is listed twice");
         file_names.push_back(decoded);
@@ -218,8 +219,8 @@ Result<InputReplay> InputReplay::parse(std::string_view text, std::string_view n
     if (!parse_count(w[0], count) || count == 0)
       return fail(line_no, "expected a step count (1 or more), got '" + std::string(w[0]) + "'");
     if (count > declared_steps - counted)
-      return fail(line_no, "runs past the " + std::to_string(declared_steps) +
-                               " steps the file declares");
+      return fail(line_no,
+                  "runs past the " + std::to_string(declared_steps) + " steps the file declares");
     if (w.size() < 2) return fail(line_no, "expected the held actions, or - for none");
     const Run run{counted, static_cast<std::uint32_t>(replay.held_.size()), 0};
     if (!(w.size() == 2 && w[1] == kNothing)) {
