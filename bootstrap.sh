@@ -13,6 +13,7 @@ packages=(
   libstb-dev                                                 # PNG and Ogg Vorbis through stb
   libgl-dev libegl-dev libegl-mesa0 libgl1-mesa-dri          # bench/render only: GL headers, EGL + llvmpipe
   libsdl2-mixer-dev libopenal-dev                            # bench/audio only: the mixers compared
+  xvfb xauth                                                 # tests only: a real X11 window (xvfb-run)
 )
 
 missing=()

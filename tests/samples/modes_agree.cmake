@@ -1,5 +1,5 @@
 # Runs a sample in every mode given in MODES (a ;-list), with ARGS (space-separated) and two
-# workers, and fails unless each run exits 0 and all print the same "hash <hex>".
+# workers, and fails unless each run exits 0 and all print the same "hash <hex>" (or hash=<hex>).
 #
 #   cmake -DSAMPLE=<program> -DMODES=single\;static -DARGS="--frames 600" -P modes_agree.cmake
 separate_arguments(args UNIX_COMMAND "${ARGS}")
@@ -11,7 +11,7 @@ foreach(mode ${MODES})
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${name} --mode ${mode} exited ${rc}:\n${out}${err}")
   endif()
-  string(REGEX MATCH "hash [0-9a-f]+" hash "${out}")
+  string(REGEX MATCH "hash[ =][0-9a-f]+" hash "${out}")
   if(hash STREQUAL "")
     message(FATAL_ERROR "${name} --mode ${mode} printed no hash:\n${out}")
   endif()

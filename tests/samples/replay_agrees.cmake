@@ -1,6 +1,6 @@
 # Records a sample's run (its own scripted input, single mode, with ARGS and --record) and replays
 # the recording in every mode given in MODES (a ;-list) with 1, 2 and 4 workers; fails unless
-# every run exits 0 and every replay prints the recorded run's "hash <hex>".
+# every run exits 0 and every replay prints the recorded run's "hash <hex>" (or hash=<hex>).
 #
 #   cmake -DSAMPLE=<program> -DMODES=single\;dynamic -DARGS="--frames 600" -DFILE=<path>
 #         -P replay_agrees.cmake
@@ -12,7 +12,7 @@ function(run_sample out_var)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${name} ${ARGN} exited ${rc}:\n${out}${err}")
   endif()
-  string(REGEX MATCH "hash [0-9a-f]+" hash "${out}")
+  string(REGEX MATCH "hash[ =][0-9a-f]+" hash "${out}")
   if(hash STREQUAL "")
     message(FATAL_ERROR "${name} ${ARGN} printed no hash:\n${out}")
   endif()
