@@ -95,8 +95,9 @@ void InputRecorder::poll(Input& input, std::uint64_t step_number) {
   }
   now_.clear();
   for (std::uint32_t a = 0; a < input.action_count(); ++a) {
-    if (input.held(ActionId(static_cast<std::uint16_t>(a))))
-      now_.push_back(static_cast<std::uint16_t>(a));
+    const ActionId id(static_cast<std::uint16_t>(a));
+    // Plain actions as the source wrote them (disabled or not): derived ones are worked out again.
+    if (!input.derived(id) && input.source_state(id)) now_.push_back(static_cast<std::uint16_t>(a));
   }
   const std::uint64_t step = engine_->tick() - start_tick_;
   if (!runs_.empty()) {

@@ -17,16 +17,28 @@
 //   script.hold(fire, /*from step*/ 10, /*to step*/ 12);  // Engine::tick() values, inclusive
 //   spindle::core::set_input_source(engine, &script);     // polled before every step
 //
+//   // Derived actions, worked out after every poll from the others:
+//   const auto both = input.add_chord("both", {fire, left}).value();       // held while all are
+//   const auto down = input.add_action("down").value(), punch = input.add_action("punch").value();
+//   const auto fireball =                                                  // pressed for one step
+//       input.add_sequence("fireball", {down, right, punch}, /*window_steps*/ 15).value();
+//   input.set_enabled(fire, false);  // reads as up until enabled again (a cutscene, a menu)
+//
 //   // in a system or stage (capture the ids, or look them up once with find_action()):
 //   const spindle::core::Input& in = *ctx.world().resource<spindle::core::Input>();
 //   if (in.pressed(fire)) shoot();
 //   float turn = in.axis(right, left);  // -1..1
 //
 // Declaring: names are unique and not empty, and the number of actions is fixed when the Input
-// is made, so polling and reading never allocate. add_action() refuses a bad name with a Status
-// that says why (and logs it on the Core channel), so `.value()` stops at the mistake. Ids are
-// handed out in declaration order (0, 1, 2...): the same declarations give the same ids in every
-// run, so ids may be stored in components and replays.
+// is made, so polling and reading never allocate. A chord is held while every part is held (and
+// so pressed in the step the last part joins); a sequence is held for exactly one step, the step
+// its last part is pressed, when each part was pressed in order within `window_steps` steps of
+// the one before (pressing a part out of order starts again). Parts are declared before, and
+// may be chords ("down", "forward", "forward+punch"). Sources write plain actions only; derived
+// ones are worked out by resolve() after every poll, in declaration order. add_action() refuses a
+// bad name with a Status that says why (and logs it on the Core channel), so `.value()` stops at
+// the mistake. Ids are handed out in declaration order (0, 1, 2...): the same declarations give the
+// same ids in every run, so ids may be stored in components and replays.
 //
 // An id this Input did not hand out (ActionId::none(), or one past its declared actions) reads as
 // "not held", never crashes, and is counted in unknown_ids(); the first is logged. Ids are plain
@@ -34,8 +46,10 @@
 // world resource: read it from any stage (it changes only between steps, in the step hook).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,16 +94,29 @@ class Input {
   ActionId find_action(std::string_view name) const;
   // Its name; "" for an id this Input did not hand out.
   std::string_view action_name(ActionId action) const;
+  // A derived action, with its own name: up to kMaxParts parts declared before it, none of them
+  // none() or unknown. Refused (error Status, logged) like add_action, or for bad parts.
+  static constexpr std::size_t kMaxParts = 8;
+  Result<ActionId> add_chord(std::string_view name, std::initializer_list<ActionId> parts);
+  Result<ActionId> add_sequence(std::string_view name, std::initializer_list<ActionId> parts,
+                                std::uint32_t window_steps);
+  bool derived(ActionId a) const { return knows(a) && kinds_[a.value()] != Kind::Plain; }
+  // What the source wrote this poll, enabled or not (for recorders); false for unknown ids.
+  bool source_state(ActionId a) const { return knows(a) && now_[a.value()] != 0; }
+  void set_enabled(ActionId a, bool enabled);  // unknown ids are counted
+  bool enabled(ActionId a) const { return knows(a) && enabled_[a.value()] != 0; }
+
   std::uint32_t action_count() const { return static_cast<std::uint32_t>(names_.size()); }
   std::uint32_t capacity() const { return capacity_; }
   bool knows(ActionId action) const { return action.value() < names_.size(); }
 
-  bool held(ActionId a) const { return knows(a) ? now_[a.value()] != 0 : unknown(a); }
+  // A disabled action reads as up (never pressed or released) until enabled again.
+  bool held(ActionId a) const { return knows(a) ? on(a) && now_[a.value()] != 0 : unknown(a); }
   bool pressed(ActionId a) const {
-    return knows(a) ? now_[a.value()] != 0 && before_[a.value()] == 0 : unknown(a);
+    return knows(a) ? on(a) && now_[a.value()] != 0 && before_[a.value()] == 0 : unknown(a);
   }
   bool released(ActionId a) const {
-    return knows(a) ? now_[a.value()] == 0 && before_[a.value()] != 0 : unknown(a);
+    return knows(a) ? on(a) && now_[a.value()] == 0 && before_[a.value()] != 0 : unknown(a);
   }
   // +1 while `positive` is held, -1 while `negative` is, 0 for both or neither.
   float axis(ActionId positive, ActionId negative) const {
@@ -101,19 +128,39 @@ class Input {
   void release_all();  // every action up, for a source that writes the whole state
   // False (and counted as unknown) for an id this Input did not hand out.
   bool set(ActionId a, bool down);
-  void clear();  // every action up, now and in the previous frame
+  void clear();  // every action up, now and in the previous frame; sequences start again
+  // Works out chords and sequences from this poll's plain actions (the step hook calls it after
+  // the source). Counts polls for the sequences' windows.
+  void resolve();
 
   // Reads and writes with ids this Input did not hand out, since it was made.
   std::uint64_t unknown_ids() const { return unknown_ids_.load(std::memory_order_relaxed); }
 
  private:
+  enum class Kind : std::uint8_t { Plain, Chord, Sequence };
+  struct Derived {
+    ActionId id;
+    Kind kind;
+    std::uint8_t count;
+    std::uint8_t progress = 0;  // sequences: parts pressed so far
+    std::uint32_t window = 0;   // sequences: steps allowed between parts
+    std::uint64_t last = 0;     // sequences: the poll its last part was pressed in
+    std::array<ActionId, kMaxParts> parts;
+  };
   Status check_new_name(std::string_view name) const;
+  Result<ActionId> add_derived(std::string_view name, std::initializer_list<ActionId> parts,
+                               Kind kind, std::uint32_t window);
+  bool on(ActionId a) const { return enabled_[a.value()] != 0; }
   bool unknown(ActionId a) const;  // counts and (the first time) logs; returns false
 
   std::uint32_t capacity_;
   std::vector<std::string> names_;  // by id; reserved to capacity_
   std::vector<std::uint8_t> now_;   // capacity_ entries, 1 = held
   std::vector<std::uint8_t> before_;
+  std::vector<std::uint8_t> enabled_;  // capacity_ entries, 1 = enabled
+  std::vector<Kind> kinds_;            // capacity_ entries
+  std::vector<Derived> derived_;       // reserved to capacity_, in declaration order
+  std::uint64_t polls_ = 0;
   mutable std::atomic<std::uint64_t> unknown_ids_{0};  // stages read concurrently
 };
 
