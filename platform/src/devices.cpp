@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <utility>
 
 #include <SDL.h>
 
+#include <spindle/base/file.h>
 #include <spindle/base/log.h>
 #include <spindle/engine/engine.h>
 #include <spindle/platform/window.h>
@@ -23,6 +25,7 @@ struct Devices::Pad {
   SDL_JoystickID id = -1;
   std::array<std::uint8_t, SDL_CONTROLLER_BUTTON_MAX> buttons{};
   std::array<std::int16_t, SDL_CONTROLLER_AXIS_MAX> axes{};
+  std::array<StickValue, 2> filtered{};  // DeviceConfig::stick_filter's output, per step
 };
 
 namespace {
@@ -54,12 +57,13 @@ float rescale(float magnitude, float dead) {
 core::Result<std::unique_ptr<Devices>> Devices::open(const DeviceConfig& config) {
   const auto in_unit = [](float v) { return v >= 0.0f && v < 1.0f; };
   if (!in_unit(config.stick_dead_zone) || !in_unit(config.trigger_dead_zone) ||
-      !(config.axis_press > 0.0f && config.axis_press <= 1.0f)) {
+      !in_unit(config.stick_filter) || !(config.axis_press > 0.0f && config.axis_press <= 1.0f)) {
     return core::Status::error(
-        "devices: dead zones must be in [0, 1) and axis_press in (0, 1] (got stick " +
+        "devices: dead zones and stick_filter must be in [0, 1) and axis_press in (0, 1] (got "
+        "stick " +
         std::to_string(config.stick_dead_zone) + ", trigger " +
-        std::to_string(config.trigger_dead_zone) + ", press " + std::to_string(config.axis_press) +
-        ")");
+        std::to_string(config.trigger_dead_zone) + ", filter " +
+        std::to_string(config.stick_filter) + ", press " + std::to_string(config.axis_press) + ")");
   }
   if (core::Status s = detail::acquire_video_or_headless(config.driver, true, "devices"); !s)
     return core::Status::error("devices: " + s.message());
@@ -197,6 +201,198 @@ void Devices::unbind(core::ActionId action) {
   std::erase_if(bindings_, [action](const Binding& b) { return b.action == action; });
 }
 
+std::string Devices::control_text(std::size_t index) const {
+  const Binding& b = bindings_.at(index);
+  std::string out;
+  switch (b.kind) {
+    case Kind::Key:
+      out = "key:";
+      out += SDL_GetScancodeName(static_cast<SDL_Scancode>(b.code));
+      break;
+    case Kind::Mouse:
+      out = "mouse:" + std::to_string(b.code);
+      break;
+    case Kind::Button:
+      out = "button:";
+      out += SDL_GameControllerGetStringForButton(static_cast<SDL_GameControllerButton>(b.code));
+      break;
+    case Kind::Axis:
+      out = "axis:";
+      out += SDL_GameControllerGetStringForAxis(static_cast<SDL_GameControllerAxis>(b.code));
+      out.push_back(b.direction > 0 ? '+' : '-');
+      break;
+  }
+  if (b.player != kAnyPlayer) {
+    out.push_back('@');
+    out += std::to_string(b.player);
+  }
+  return out;
+}
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
+}
+
+bool starts_with_kind(std::string_view s) {
+  for (const std::string_view kind : {"key:", "mouse:", "button:", "axis:"})
+    if (s.starts_with(kind)) return true;
+  return false;
+}
+
+// A map line's controls. Commas separate them, but a key may be named "," itself, so a comma
+// separates only where the next control's kind follows it (or the line ends).
+std::vector<std::string_view> split_controls(std::string_view list) {
+  std::vector<std::string_view> out;
+  list = trim(list);
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (list[i] != ',') continue;
+    const std::string_view token = trim(list.substr(start, i - start));
+    const std::string_view after = trim(list.substr(i + 1));
+    if (token == "key:" || !(after.empty() || starts_with_kind(after))) continue;
+    out.push_back(token);
+    start = i + 1;
+  }
+  if (const std::string_view last = trim(list.substr(start)); !last.empty()) out.push_back(last);
+  return out;
+}
+
+}  // namespace
+
+core::Status Devices::parse_map(std::string_view text, std::string_view source,
+                                const core::Input& input) {
+  const auto fail = [source](std::size_t line, const std::string& why) {
+    return core::Status::error(std::string(source) + ":" + std::to_string(line) + ": " + why);
+  };
+  if (text.size() > kMaxMapBytes) {
+    return core::Status::error(std::string(source) + ": " + std::to_string(text.size()) +
+                               " bytes, over the limit of " + std::to_string(kMaxMapBytes) +
+                               " for an input map");
+  }
+  // The file's bindings go into bindings_ alone while it is read, so bind() checks them; the
+  // game's are put back, less the actions the file names, only once every line was good.
+  std::vector<Binding> kept = std::move(bindings_);
+  bindings_.clear();
+  std::vector<std::pair<core::ActionId, std::size_t>> named;  // action, line
+  std::size_t line_number = 0;
+  core::Status status;
+  for (std::size_t pos = 0; pos <= text.size() && status;) {
+    const std::size_t end = std::min(text.find('\n', pos), text.size());
+    const std::string_view line = trim(text.substr(pos, end - pos));
+    pos = end + 1;
+    ++line_number;
+    if (line.empty() || line.front() == '#') continue;
+    for (const char c : line) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (byte < 0x20 && c != '\t') {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02x", byte);
+        status = fail(line_number, std::string("a control character (byte ") + hex + ")");
+        break;
+      }
+    }
+    if (!status) break;
+    const std::size_t eq = line.find('=');
+    if (eq == std::string_view::npos) {
+      status = fail(line_number, "expected 'action = control, control...', found no '='");
+      break;
+    }
+    const std::string_view name = trim(line.substr(0, eq));
+    if (name.empty()) {
+      status = fail(line_number, "no action name before '='");
+      break;
+    }
+    const core::ActionId action = input.find_action(name);
+    if (action.is_none()) {
+      status = fail(line_number, "the game declares no action " + quoted(name));
+      break;
+    }
+    if (input.derived(action)) {
+      status = fail(line_number,
+                    quoted(name) + " is a chord or a sequence: it follows its parts, bind those");
+      break;
+    }
+    for (const auto& [other, first_line] : named) {
+      if (other == action) {
+        status = fail(line_number,
+                      quoted(name) + " is mapped already on line " + std::to_string(first_line));
+        break;
+      }
+    }
+    if (!status) break;
+    named.emplace_back(action, line_number);
+    for (const std::string_view control : split_controls(line.substr(eq + 1))) {
+      if (core::Status s = bind(action, control); !s) {
+        std::string why = s.message();
+        constexpr std::string_view prefix = "devices: ";
+        if (why.starts_with(prefix)) why.erase(0, prefix.size());
+        status = fail(line_number, why);
+        break;
+      }
+    }
+  }
+  if (!status) {
+    bindings_ = std::move(kept);
+    return status;
+  }
+  std::erase_if(kept, [&named](const Binding& b) {
+    return std::any_of(named.begin(), named.end(),
+                       [&b](const auto& n) { return n.first == b.action; });
+  });
+  kept.insert(kept.end(), bindings_.begin(), bindings_.end());
+  bindings_ = std::move(kept);
+  return {};
+}
+
+core::Status Devices::load_map(const std::string& path, const core::Input& input) {
+  const core::Result<std::string> text = core::read_file_capped(path, kMaxMapBytes, "an input map");
+  if (!text) return text.status();
+  return parse_map(text.value(), path, input);
+}
+
+core::Result<std::string> Devices::map_text(const core::Input& input) const {
+  std::string out = "# Spindle input map: action = control, control...\n";
+  for (std::uint32_t a = 0; a < input.action_count(); ++a) {
+    const core::ActionId id(static_cast<std::uint16_t>(a));
+    std::string controls;
+    for (std::size_t k = 0; k < bindings_.size(); ++k) {
+      if (bindings_[k].action != id) continue;
+      if (!controls.empty()) controls += ", ";
+      controls += control_text(k);
+    }
+    if (controls.empty()) continue;
+    const std::string_view name = input.action_name(id);
+    if (name.find_first_of("=\n\r") != std::string_view::npos || trim(name) != name ||
+        name.front() == '#') {
+      return core::Status::error("devices: action " + quoted(name) +
+                                 " cannot be written to an input map (an '=', a line break, "
+                                 "spaces around it or a leading '#')");
+    }
+    out.append(name);
+    out += " = ";
+    out += controls;
+    out += '\n';
+  }
+  return out;
+}
+
+core::Status Devices::save_map(const std::string& path, const core::Input& input) const {
+  const core::Result<std::string> text = map_text(input);
+  if (!text) return text.status();
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (file == nullptr) return core::Status::error(path + ": cannot write the input map");
+  const bool ok =
+      std::fwrite(text.value().data(), 1, text.value().size(), file) == text.value().size();
+  if (std::fclose(file) != 0 || !ok)
+    return core::Status::error(path + ": writing the input map failed");
+  return {};
+}
+
 bool Devices::key_down(std::string_view key) const {
   const SDL_Scancode code = SDL_GetScancodeFromName(std::string(key).c_str());
   return code != SDL_SCANCODE_UNKNOWN && (keys_[code] & kDown) != 0;
@@ -235,6 +431,12 @@ float Devices::axis_value(int player, int axis) const {
 }
 
 StickValue Devices::stick(int player, Stick which) const {
+  if (!connected(player)) return {};
+  if (config_.stick_filter > 0.0f) return pads_[player].filtered[which == Stick::Left ? 0 : 1];
+  return raw_stick(player, which);
+}
+
+StickValue Devices::raw_stick(int player, Stick which) const {
   if (!connected(player)) return {};
   const Pad& pad = pads_[player];
   const int ax = which == Stick::Left ? SDL_CONTROLLER_AXIS_LEFTX : SDL_CONTROLLER_AXIS_RIGHTX;
@@ -389,6 +591,17 @@ void Devices::poll(core::Input& input, std::uint64_t /*step*/) {
   mouse_dx_ = std::exchange(pending_dx_, 0);
   mouse_dy_ = std::exchange(pending_dy_, 0);
   wheel_ = std::exchange(pending_wheel_, 0);
+  if (config_.stick_filter > 0.0f) {
+    const float keep = config_.stick_filter;
+    for (int p = 0; p < kMaxPlayers; ++p) {
+      if (!connected(p)) continue;
+      for (const Stick which : {Stick::Left, Stick::Right}) {
+        StickValue& f = pads_[p].filtered[which == Stick::Left ? 0 : 1];
+        const StickValue now = raw_stick(p, which);
+        f = {keep * f.x + (1.0f - keep) * now.x, keep * f.y + (1.0f - keep) * now.y};
+      }
+    }
+  }
   if (action_held_.size() < input.capacity()) action_held_.assign(input.capacity(), 0);
   for (const Binding& b : bindings_) {
     if (input.knows(b.action)) action_held_[b.action.value()] |= active(b) ? 1 : 2;

@@ -1,10 +1,14 @@
 // The platform layer headless, on SDL's dummy video driver: a window shows exactly what was
 // presented (read back from SDL's renderer), keys, mouse buttons, a quit event and a virtual
 // game controller (SDL's virtual joystick, hot-plugged) reach the engine's input actions.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <SDL.h>
@@ -119,8 +123,8 @@ struct Rig {
   std::unique_ptr<Devices> devices;
   core::Input* input = nullptr;
 
-  Rig() {
-    auto opened = Devices::open({.driver = "dummy"});
+  explicit Rig(const DeviceConfig& config = {.driver = "dummy"}) {
+    auto opened = Devices::open(config);
     EXPECT_TRUE(opened.ok()) << opened.status().message();
     devices = std::move(opened).value();
     input = &core::use_input(engine);
@@ -440,6 +444,163 @@ TEST(Run, FixedDeltaAdvancesTheSameGameTimeWhateverTheMachine) {
       run(rig.engine, nullptr, {}, {.max_frames = 10, .fixed_delta_ns = core::kNsPerSecond / 60});
   EXPECT_EQ(stats.frames, 10u);
   EXPECT_EQ(rig.engine.tick() - before, 10u);
+}
+
+// Every binding of `d` in text, in order: what a map must reproduce.
+std::vector<std::string> controls(const Devices& d) {
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < d.binding_count(); ++k)
+    out.push_back(std::to_string(d.binding_action(k).value()) + " " + d.control_text(k));
+  return out;
+}
+
+TEST(InputMap, ASavedMapLoadsBackToTheSameBindings) {
+  Rig rig;
+  const ActionId jump = rig.action("jump"), left = rig.action("left"), menu = rig.action("menu");
+  for (const auto& [action, control] :
+       {std::pair{jump, "key:Space"}, std::pair{jump, "button:a@1"}, std::pair{left, "key:,"},
+        std::pair{left, "axis:leftx-"}, std::pair{left, "key:Keypad #"}, std::pair{menu, "mouse:3"},
+        std::pair{menu, "axis:righttrigger+@0"}}) {
+    ASSERT_TRUE(rig.devices->bind(action, control).ok()) << control;
+  }
+  const core::Result<std::string> text = rig.devices->map_text(*rig.input);
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  EXPECT_NE(text.value().find("left = key:,, axis:leftx-, key:Keypad #\n"), std::string::npos)
+      << text.value();
+
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "spindle_input_map_test.map").string();
+  ASSERT_TRUE(rig.devices->save_map(path, *rig.input).ok());
+  Rig other;
+  for (const char* name : {"jump", "left", "menu"}) other.action(name);
+  const core::Status loaded = other.devices->load_map(path, *other.input);
+  std::remove(path.c_str());
+  ASSERT_TRUE(loaded.ok()) << loaded.message();
+  std::vector<std::string> want = controls(*rig.devices), got = controls(*other.devices);
+  std::sort(want.begin(), want.end());
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, want);
+
+  // The loaded map drives the actions: "," is the comma key.
+  push_key(SDL_SCANCODE_COMMA, true);
+  other.engine.step();
+  EXPECT_TRUE(other.input->pressed(left));
+}
+
+// A player's map over the game's defaults: the actions it names are rebound (or unbound), the
+// others keep what the game gave them.
+TEST(InputMap, LoadingReplacesTheActionsItNamesAndKeepsTheOthers) {
+  Rig rig;
+  const ActionId jump = rig.action("jump"), fire = rig.action("fire"), pause = rig.action("pause");
+  ASSERT_TRUE(rig.devices->bind(jump, "key:Space").ok());
+  ASSERT_TRUE(rig.devices->bind(fire, "key:F").ok());
+  ASSERT_TRUE(rig.devices->bind(pause, "key:P").ok());
+  const core::Status s = rig.devices->parse_map("# mine\n\n  jump = key:W , button:b\r\npause =\n",
+                                                "mine.map", *rig.input);
+  ASSERT_TRUE(s.ok()) << s.message();
+  std::vector<std::string> got = controls(*rig.devices);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"0 button:b", "0 key:W", "1 key:F"}));
+  push_key(SDL_SCANCODE_W, true);
+  push_key(SDL_SCANCODE_F, true);
+  push_key(SDL_SCANCODE_P, true);
+  rig.engine.step();
+  EXPECT_TRUE(rig.input->held(jump));
+  EXPECT_TRUE(rig.input->held(fire));
+  EXPECT_FALSE(rig.input->held(pause)) << "the map left pause unbound";
+}
+
+TEST(InputMap, BadLinesNameTheFileAndLineAndChangeNothing) {
+  Rig rig;
+  const ActionId jump = rig.action("jump"), left = rig.action("left"), right = rig.action("right");
+  const ActionId both = rig.input->add_chord("both", {left, right}).value();
+  (void)both;
+  ASSERT_TRUE(rig.devices->bind(jump, "key:Space").ok());
+  ASSERT_TRUE(rig.devices->bind(left, "key:Left").ok());
+  const std::vector<std::string> before = controls(*rig.devices);
+  struct Case {
+    const char* text;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"jump = key:W\nleft key:A\n", "bad.map:2: expected 'action = control"},
+      {"jump = key:W\n = key:A\n", "bad.map:2: no action name"},
+      {"# ok\njump = key:W\nfly = key:F\n", "bad.map:3: the game declares no action 'fly'"},
+      {"both = key:B\n", "bad.map:1: 'both' is a chord or a sequence"},
+      {"jump = key:W\njump = key:X\n", "bad.map:2: 'jump' is mapped already on line 1"},
+      {"left = key:A, key:NoSuchKey\n", "bad.map:1: control 'key:NoSuchKey': no key named"},
+      {"left = key:A, button:a@9\n", "bad.map:1: control 'button:a@9'"},
+      {"left = key:A\x01\n", "bad.map:1: a control character (byte 0x01)"},
+      {"right = wheel:up\n", "bad.map:1: control 'wheel:up': unknown kind"},
+  };
+  for (const Case& c : cases) {
+    const core::Status s = rig.devices->parse_map(c.text, "bad.map", *rig.input);
+    ASSERT_FALSE(s.ok()) << c.text;
+    EXPECT_NE(s.message().find(c.says), std::string::npos) << s.message();
+    EXPECT_EQ(controls(*rig.devices), before) << "a refused map changes nothing: " << c.text;
+  }
+  const std::string huge(Devices::kMaxMapBytes + 1, '#');
+  const core::Status too_big = rig.devices->parse_map(huge, "huge.map", *rig.input);
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_NE(too_big.message().find("huge.map: 1048577 bytes, over the limit"), std::string::npos)
+      << too_big.message();
+  const core::Status missing = rig.devices->load_map("/nonexistent/player.map", *rig.input);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("/nonexistent/player.map"), std::string::npos);
+  EXPECT_EQ(controls(*rig.devices), before);
+}
+
+// Every truncation of a good map and every single-byte change either loads or is refused whole:
+// never a crash, never a half-applied map.
+TEST(InputMap, TruncatedAndDamagedMapsLoadWholeOrNotAtAll) {
+  Rig rig;
+  const ActionId jump = rig.action("jump"), left = rig.action("left");
+  (void)left;
+  ASSERT_TRUE(rig.devices->bind(jump, "key:Space").ok());
+  const std::string good = "# map\njump = key:W, button:a@1, mouse:2\nleft = axis:leftx-, key:,\n";
+  std::uint32_t seed = 12345;
+  for (std::size_t cut = 0; cut <= good.size() * 4; ++cut) {
+    std::string text = good;
+    if (cut <= good.size()) {
+      text.resize(cut);
+    } else {
+      seed = seed * 1664525u + 1013904223u;
+      text[(seed >> 8) % text.size()] = static_cast<char>(seed >> 24);
+    }
+    Rig fresh;
+    fresh.action("jump");
+    fresh.action("left");
+    ASSERT_TRUE(fresh.devices->bind(jump, "key:Space").ok());
+    const std::vector<std::string> before = controls(*fresh.devices);
+    const core::Status s = fresh.devices->parse_map(text, "cut.map", *fresh.input);
+    if (!s.ok()) {
+      EXPECT_EQ(controls(*fresh.devices), before) << text;
+      EXPECT_EQ(s.message().rfind("cut.map:", 0), 0u) << s.message();
+    }
+  }
+}
+
+TEST(Devices, TheStickFilterSmoothsStepByStep) {
+  Rig rig({.driver = "dummy", .stick_filter = 0.5f});
+  const ActionId right = rig.action("right");
+  ASSERT_TRUE(rig.devices->bind_axis(right, "leftx", 1.0f).ok());
+  VirtualPad pad;
+  ASSERT_NE(pad.joystick, nullptr);
+  rig.engine.step();
+  ASSERT_EQ(rig.devices->players(), 1);
+  pad.axis(SDL_CONTROLLER_AXIS_LEFTX, 32767);
+  const float expected[] = {0.5f, 0.75f, 0.875f};
+  for (const float x : expected) {
+    rig.engine.step();
+    EXPECT_NEAR(rig.devices->stick(0, Stick::Left).x, x, 1e-4f);
+  }
+  EXPECT_TRUE(rig.input->held(right)) << "0.875 is past axis_press";
+  pad.axis(SDL_CONTROLLER_AXIS_LEFTX, 0);
+  rig.engine.step();
+  EXPECT_NEAR(rig.devices->stick(0, Stick::Left).x, 0.4375f, 1e-4f) << "eases back, no snap";
+  EXPECT_FALSE(rig.input->held(right));
+  EXPECT_FALSE(Devices::open({.driver = "dummy", .stick_filter = 1.0f}).ok())
+      << "a filter of 1 would never move";
 }
 
 }  // namespace

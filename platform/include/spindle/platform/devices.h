@@ -18,6 +18,7 @@
 //   devices->bind_key(left, "Left");
 //   devices->bind_axis(left, "leftx", -1.0f);         // the left stick pushed left
 //   devices->bind(left, "axis:leftx-@1");             // the same in text, for player 1 only
+//   devices->load_map(prefs + "controls.map", input); // the player's remapping over those
 //   devices->attach(engine);                          // polled every frame; quit -> request_quit()
 //   devices->watch(*window);                          // focus and size events reach the window
 //   // in a stage: input.pressed(jump); devices->stick(0, Stick::Left) for analogue movement
@@ -55,6 +56,10 @@ struct DeviceConfig {
   float stick_dead_zone = 0.2f;    // radial, of full deflection
   float trigger_dead_zone = 0.1f;  // axial
   float axis_press = 0.5f;         // an axis bound to an action holds it past this
+  // A low-pass filter on the sticks, in [0, 1): each step keeps this share of the step before's
+  // reading (0: off, the raw value; 0.5 halves a jitter's amplitude step by step). Applied
+  // after the dead zone, to stick() and to actions bound to stick axes alike.
+  float stick_filter = 0.0f;
 };
 
 enum class Stick { Left, Right };
@@ -97,6 +102,29 @@ class Devices final : public core::InputSource {
                          int player = kAnyPlayer);
   void unbind(core::ActionId action);
   std::size_t binding_count() const { return bindings_.size(); }
+  // Binding `index` (0..binding_count()) in the text bind() takes, and its action.
+  std::string control_text(std::size_t index) const;
+  core::ActionId binding_action(std::size_t index) const { return bindings_.at(index).action; }
+
+  // Input maps in a text file, one action a line, `#` starting a comment line:
+  //
+  //   # player 1's stick only for left; pause unbound
+  //   jump  = key:Space, button:a
+  //   left  = key:Left, axis:leftx-@1
+  //   pause =
+  //
+  // Loading replaces the bindings of each action the map names and keeps the others' (a game
+  // binds its defaults, then loads the player's map over them). A bad line (no '=', an action
+  // the Input has not declared, a chord or sequence, a bad control, a name given twice) is an
+  // error naming the file and line, and then nothing changes. save_map() writes every bound
+  // action in id order, in a form load_map() reads back to the same bindings.
+  core::Status load_map(const std::string& path, const core::Input& input);
+  core::Status parse_map(std::string_view text, std::string_view source, const core::Input& input);
+  // The map of every bound action; an error names an action whose name a map cannot hold (an
+  // '=' in it, a line break, spaces around it, a leading '#').
+  core::Result<std::string> map_text(const core::Input& input) const;
+  core::Status save_map(const std::string& path, const core::Input& input) const;
+  static constexpr std::size_t kMaxMapBytes = 1 << 20;
 
   // The state after the last poll.
   bool key_down(std::string_view key) const;
@@ -133,6 +161,7 @@ class Devices final : public core::InputSource {
   void handle(const void* sdl_event);
   bool active(const Binding& b) const;
   float axis_value(int player, int axis) const;
+  StickValue raw_stick(int player, Stick which) const;  // through the dead zone, not filtered
   void release_everything();
 
   DeviceConfig config_;
