@@ -23,6 +23,7 @@
 
 #if SPINDLE_HAS_PLATFORM
 #include <spindle/platform/devices.h>
+#include <spindle/platform/paths.h>
 #include <spindle/platform/run.h>
 #include <spindle/platform/window.h>
 #endif

@@ -17,6 +17,7 @@
 #include <spindle/engine/engine.h>
 #include <spindle/gameplay/input.h>
 #include <spindle/platform/devices.h>
+#include <spindle/platform/paths.h>
 #include <spindle/platform/run.h>
 #include <spindle/platform/window.h>
 
@@ -601,6 +602,62 @@ TEST(Devices, TheStickFilterSmoothsStepByStep) {
   EXPECT_FALSE(rig.input->held(right));
   EXPECT_FALSE(Devices::open({.driver = "dummy", .stick_filter = 1.0f}).ok())
       << "a filter of 1 would never move";
+}
+
+// Input latency: a key event pumped before a frame is seen by that frame's first simulation
+// step, however many steps the frame runs (the bound is one step). Frames of three steps
+// each, the key pressed between them: the step that first reads it pressed is the first of the
+// next frame, never a later one.
+TEST(Devices, AnEventIsSeenByTheFirstStepAfterIt) {
+  Rig rig;
+  const ActionId jump = rig.action("jump");
+  ASSERT_TRUE(rig.devices->bind_key(jump, "Space").ok());
+  std::vector<std::uint64_t> pressed_at;
+  rig.engine.add_stage(
+      {.name = "watch", .phase = core::Phase::Gameplay, .run = [&](core::StageContext& ctx) {
+         if (ctx.world().resource<core::Input>()->pressed(jump)) pressed_at.push_back(ctx.tick());
+       }});
+  constexpr std::int64_t kStep = core::kNsPerSecond / 60;
+  rig.engine.frame(3 * kStep);
+  for (int round = 0; round < 3; ++round) {
+    const std::uint64_t next_step = rig.engine.tick();
+    push_key(SDL_SCANCODE_SPACE, true);
+    push_key(SDL_SCANCODE_SPACE, false);  // tapped between frames: still seen
+    rig.engine.frame(3 * kStep);
+    ASSERT_EQ(pressed_at.size(), static_cast<std::size_t>(round + 1));
+    EXPECT_EQ(pressed_at.back(), next_step) << "round " << round;
+  }
+}
+
+TEST(Paths, PrefPathIsMadeWritableAndBadNamesAreRefused) {
+  const std::filesystem::path home = std::filesystem::temp_directory_path() / "spindle_paths_test";
+  std::filesystem::remove_all(home);
+  const char* old = std::getenv("XDG_DATA_HOME");
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("XDG_DATA_HOME", home.c_str(), 1);
+  const core::Result<std::string> prefs = pref_path("Spindle Test", "paths");
+  if (old != nullptr) {
+    ::setenv("XDG_DATA_HOME", saved.c_str(), 1);
+  } else {
+    ::unsetenv("XDG_DATA_HOME");
+  }
+  ASSERT_TRUE(prefs.ok()) << prefs.status().message();
+  EXPECT_EQ(prefs.value(), (home / "Spindle Test" / "paths").string() + "/");
+  EXPECT_TRUE(std::filesystem::is_directory(prefs.value()));
+  std::FILE* f = std::fopen((prefs.value() + "save.txt").c_str(), "wb");
+  ASSERT_NE(f, nullptr) << "the preferences folder can be written";
+  std::fclose(f);
+  std::filesystem::remove_all(home);
+
+  for (const auto& [org, app] : {std::pair{"", "game"}, std::pair{"org", "a/b"},
+                                 std::pair{"or\ng", "game"}, std::pair{"org", "..\\up"}}) {
+    const core::Result<std::string> bad = pref_path(org, app);
+    EXPECT_FALSE(bad.ok()) << org << " " << app;
+  }
+  const core::Result<std::string> base = base_path();
+  ASSERT_TRUE(base.ok()) << base.status().message();
+  EXPECT_EQ(base.value(),
+            std::filesystem::canonical("/proc/self/exe").parent_path().string() + "/");
 }
 
 }  // namespace
