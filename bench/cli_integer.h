@@ -1,10 +1,13 @@
 // integer_in(min, max): a CLI11 validator for the comparison benchmarks' integer flags. It refuses
 // "--voices --csv" (CLI11 2.1 would take the flag as the value), non-integers and values out of
 // range, with a message saying what was expected. (The load test has its own, which also names
-// the flag a value was mistaken for.)
+// the flag a value was mistaken for.) parse_or_exit_code(): the comparison benchmarks' shared
+// way to parse, print --help, and turn a bad command line into a message and exit code 2.
 #pragma once
 
 #include <charconv>
+#include <iostream>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -23,6 +26,22 @@ inline CLI::Validator integer_in(long long min, long long max) {
         return std::string();
       },
       "");
+}
+
+// Parses argv into `app`: nothing on success, else the code main() returns (0 after --help, 2
+// after a message naming the program and the bad flag).
+inline std::optional<int> parse_or_exit_code(CLI::App& app, int argc, char** argv,
+                                             const char* program) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << program << ": " << e.what() << "\n(run with --help for the flags)\n";
+    return 2;
+  }
+  return std::nullopt;
 }
 
 }  // namespace spindle::bench

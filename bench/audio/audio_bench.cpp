@@ -80,15 +80,8 @@ int main(int argc, char** argv) {
                  "engine and a real-time SDL device, and count underruns (exit 3 if any)")
       ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--driver", o.driver, "SDL audio driver for --realtime (default: disk)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "spindle_bench_audio: " << e.what() << "\n(run with --help for the flags)\n";
-    return 2;
-  }
+  if (const auto code = spindle::bench::parse_or_exit_code(app, argc, argv, "spindle_bench_audio"))
+    return *code;
   Case which{};
   parse_case(o.which, which);
   const bool cubic = o.resampler == "cubic";

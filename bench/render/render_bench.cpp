@@ -125,15 +125,8 @@ int main(int argc, char** argv) {
   app.add_flag("--csv", o.csv, "CSV: renderer,cubes,width,height,frames,median_ms,p99_ms");
   app.add_option("--only", o.only, "run one renderer")
       ->check(CLI::IsMember({"spindle", "llvmpipe"}));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "spindle_bench_render: " << e.what() << "\n(run with --help for the flags)\n";
-    return 2;
-  }
+  if (const auto code = spindle::bench::parse_or_exit_code(app, argc, argv, "spindle_bench_render"))
+    return *code;
 
   jobs::Mode mode{};
   if (!jobs::parse_mode(o.mode, mode) || !jobs::mode_available(mode)) {

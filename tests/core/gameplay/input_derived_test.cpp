@@ -3,6 +3,7 @@
 // as up, and the bad declarations refused with a reason. Driven the way the engine's step hook
 // drives them: begin_frame(), the source's set()s, resolve().
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -16,11 +17,14 @@ namespace spindle::core {
 namespace {
 
 // One poll: the listed plain actions held, everything else up.
-void poll(Input& input, std::initializer_list<ActionId> held) {
+void poll(Input& input, std::span<const ActionId> held) {
   input.begin_frame();
   input.release_all();
   for (const ActionId a : held) input.set(a, true);
   input.resolve();
+}
+void poll(Input& input, std::initializer_list<ActionId> held) {
+  poll(input, std::span<const ActionId>(held.begin(), held.size()));
 }
 
 TEST(InputDerived, AChordIsHeldWhileEveryPartIsAndPressedWhenTheLastJoins) {
@@ -62,10 +66,7 @@ TEST(InputDerived, ASequenceFiresForOneStepWhenItsPartsComeInOrderWithinTheWindo
   std::vector<bool> fired;
   const std::vector<std::vector<ActionId>> steps = {{a}, {a}, {}, {b}, {}, {}, {c}, {c}, {}};
   for (const auto& held : steps) {
-    input.begin_frame();
-    input.release_all();
-    for (const ActionId h : held) input.set(h, true);
-    input.resolve();
+    poll(input, held);
     fired.push_back(input.held(abc));
     if (input.held(abc)) {
       EXPECT_TRUE(input.pressed(abc));
@@ -130,10 +131,7 @@ TEST(InputDerived, ASequenceOfChordsReadsAFightingGameMotion) {
   const std::vector<std::vector<ActionId>> motion = {
       {down}, {down}, {down, forward}, {forward}, {forward, punch}, {forward, punch}, {}};
   for (const auto& held : motion) {
-    input.begin_frame();
-    input.release_all();
-    for (const ActionId h : held) input.set(h, true);
-    input.resolve();
+    poll(input, held);
     fired += input.pressed(fireball) ? 1 : 0;
   }
   EXPECT_EQ(fired, 1);
@@ -141,10 +139,7 @@ TEST(InputDerived, ASequenceOfChordsReadsAFightingGameMotion) {
   // Punch alone after forward is not the motion.
   fired = 0;
   for (const auto& held : std::vector<std::vector<ActionId>>{{forward}, {forward, punch}, {}}) {
-    input.begin_frame();
-    input.release_all();
-    for (const ActionId h : held) input.set(h, true);
-    input.resolve();
+    poll(input, held);
     fired += input.pressed(fireball) ? 1 : 0;
   }
   EXPECT_EQ(fired, 0);
