@@ -2,15 +2,19 @@
 // (or a controller's left stick) move a cube, Escape or closing the window quits, and run() is
 // the game loop. With --frames N a scripted player presses Right for half a second through
 // SDL's own event queue (the same path a real key takes), and the sample checks that the cube
-// moved; with --headless it runs on SDL's dummy driver whatever the machine has.
+// moved; with --headless it runs on SDL's dummy driver whatever the machine has. --record FILE
+// saves the actions every step saw (what the keys and controller did); --replay FILE plays them
+// back instead of the devices, to the same world hash in every mode and worker count.
 //
 //   spindle_sample_window [--frames N] [--headless] [--mode single|static|dynamic|tbb]
-//                         [--workers N]
+//                         [--workers N] [--record FILE | --replay FILE]
 //
 // Last line: frames=N median_ms=X p99_ms=Y hash=H (the world hash, the same in every mode).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include <SDL.h>  // only for the scripted key presses: a game never needs it
 
@@ -39,11 +43,17 @@ void push_key(SDL_Scancode key, bool down) {
 int main(int argc, char** argv) {
   std::uint64_t frames = 0;  // 0: until quit
   bool headless = false;
-  // --frames and --headless are this sample's own flags; the rest are every sample's.
+  std::string record, replay_path;
+  // --frames, --headless, --record and --replay are this sample's own flags; the rest are every
+  // sample's.
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--frames") == 0 && i + 1 < argc) {
       frames = std::strtoull(argv[++i], nullptr, 10);
+    } else if (std::strcmp(argv[i], "--record") == 0 && i + 1 < argc) {
+      record = argv[++i];
+    } else if (std::strcmp(argv[i], "--replay") == 0 && i + 1 < argc) {
+      replay_path = argv[++i];
     } else if (std::strcmp(argv[i], "--headless") == 0) {
       headless = true;
     } else {
@@ -80,7 +90,7 @@ int main(int argc, char** argv) {
     }
   }
   // The scripted player: its key events go through SDL's queue before the Devices pump them.
-  if (frames > 0) {
+  if (frames > 0 && replay_path.empty()) {
     engine.add_frame_hook([](core::Engine& e) {
       if (e.frame_number() == 10) push_key(SDL_SCANCODE_RIGHT, true);
       if (e.frame_number() == 40) push_key(SDL_SCANCODE_RIGHT, false);
@@ -88,6 +98,21 @@ int main(int argc, char** argv) {
   }
   devices->attach(engine);
   devices->watch(*window);
+  // The devices stay attached (their pump answers the window and quit); a recorder between them
+  // and the input saves what each step saw, a replay takes their place as the source.
+  core::InputRecorder recorder(engine, devices.get());
+  std::optional<core::InputReplay> replay;
+  if (!replay_path.empty()) {
+    auto loaded = core::InputReplay::load(replay_path, engine);
+    if (!loaded) {
+      std::fprintf(stderr, "window: --replay: %s\n", loaded.status().c_str());
+      return 2;
+    }
+    replay.emplace(std::move(loaded).value());
+    core::set_input_source(engine, &*replay);
+  } else if (!record.empty()) {
+    core::set_input_source(engine, &recorder);
+  }
 
   // A lit cube on a floor, drawn by the render stages into the image the window shows.
   engine.add_plugin<core::TransformPlugin>();
@@ -131,6 +156,12 @@ int main(int argc, char** argv) {
        .target_fps = frames == 0 ? 60.0 : 0.0,
        .fixed_delta_ns = frames == 0 ? 0 : core::kNsPerSecond / 60});
 
+  if (!record.empty()) {
+    if (core::Status s = recorder.save(record); !s) {
+      std::fprintf(stderr, "window: --record: %s\n", s.c_str());
+      return 1;
+    }
+  }
   const float x = world.get<core::Transform>(hero)->translation().x;
   std::printf("window: driver %s, %s, cube at x = %.2f, last copy %.3f ms\n", window->driver(),
               jobs::to_string(engine.mode()), static_cast<double>(x),
