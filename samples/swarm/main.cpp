@@ -53,6 +53,9 @@ struct Ship {
   std::int32_t kills = 0;
   std::int32_t rounds = 1;
   std::uint32_t respawns = 0;  // enemies brought back so far: the seed of where the next goes
+  std::uint32_t shots_fired = 0;
+  std::uint32_t bombs = 0;
+  std::uint32_t lives_lost = 0;
 };
 // A fixed pool of shots, made at start-up; a free one has life <= 0.
 struct Shot {
@@ -161,6 +164,141 @@ core::Status bind_controls(platform::Devices& devices, const Controls& c) {
   return {};
 }
 
+// The direction from `from` to the nearest enemy within kAimRange, or `otherwise`: rings of
+// cells outward, stopping once no nearer enemy can be further out; ties go to the first seen.
+glm::vec2 nearest_direction(const swarm::Swarm<float>& s, std::span<const Enemy> enemies,
+                            glm::vec2 from, glm::vec2 otherwise) {
+  glm::vec2 aim = otherwise;
+  float best = kAimRange * kAimRange;
+  bool found = false;
+  const swarm::CellCoord c = s.cell_of(from.x, from.y);
+  const auto cx = static_cast<std::int32_t>(c.x), cy = static_cast<std::int32_t>(c.y);
+  const auto nx = static_cast<std::int32_t>(s.cells_x()),
+             ny = static_cast<std::int32_t>(s.cells_y());
+  const auto rings = static_cast<std::int32_t>(std::ceil(kAimRange));
+  // Cells of ring r are at least r - 1 cells (units) away.
+  for (std::int32_t r = 0; r <= rings && !(found && best < float(r - 1) * float(r - 1)); ++r) {
+    for (std::int32_t y = cy - r; y <= cy + r; ++y) {
+      for (std::int32_t x = cx - r; x <= cx + r; ++x) {
+        const bool ring = y == cy - r || y == cy + r || x == cx - r || x == cx + r;
+        if (!ring || x < 0 || y < 0 || x >= nx || y >= ny) continue;
+        const auto [b, e] =
+            s.cell_range({static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y)});
+        for (std::uint32_t k = b; k < e; ++k) {
+          const glm::vec2 d = enemies[s.order()[k]].pos - from;
+          if (length2(d) < best && length2(d) > 1e-6f) {
+            best = length2(d);
+            aim = d / std::sqrt(length2(d));
+            found = true;
+          }
+        }
+      }
+    }
+  }
+  return aim;
+}
+
+// One step of the ship: it moves, then its shots fly and hit, the bomb goes off, contact with
+// the swarm costs a life, and it fires at the nearest enemy. One job: a few dozen cell lookups,
+// and every kill in a fixed order.
+void fly_ship(core::StageContext& ctx, const Controls& controls, float side) {
+  core::World& w = ctx.world();
+  const core::Input& in = *w.resource<core::Input>();
+  const swarm::Swarm<float>& s = *w.resource<SwarmState>()->swarm;
+  Ship& ship = w.storage<Ship>()->data()[0];
+  const std::span<Shot> shots = w.storage<Shot>()->data();
+  const std::span<Enemy> enemies = w.storage<Enemy>()->data();
+  const float dt = ctx.dt();
+
+  // An enemy killed (or cleared away) comes back at the edge, standing still.
+  const auto respawn = [&](std::uint32_t agent) {
+    enemies[agent] = Enemy{edge_point(side, ship.respawns++ * 2654435761u), glm::vec2(0.0f)};
+  };
+  const auto pos_of = [&](std::uint32_t k) { return enemies[s.order()[k]].pos; };
+  const auto kill_within = [&](glm::vec2 p, float radius, bool scores) {
+    const auto reach = static_cast<std::int32_t>(std::ceil(radius));
+    std::int32_t n = 0;
+    for_each_near(s, p, reach, [&](std::uint32_t k) {
+      if (length2(pos_of(k) - p) >= radius * radius) return;
+      respawn(s.order()[k]);
+      ++n;
+    });
+    if (scores) {
+      ship.kills += n;
+      ship.score += 10 * n;
+    }
+    return n;
+  };
+
+  glm::vec2 move(in.axis(controls.right, controls.left), in.axis(controls.down, controls.up));
+  if (length2(move) > 1.0f) move /= std::sqrt(length2(move));
+  if (length2(move) > 0.01f) ship.facing = move / std::sqrt(length2(move));
+  ship.pos = glm::clamp(ship.pos + move * kShipSpeed * dt, glm::vec2(kShipRadius),
+                        glm::vec2(side - kShipRadius));
+  ship.fire_cooldown -= dt;
+  ship.bomb_cooldown -= dt;
+  ship.invulnerable -= dt;
+
+  for (Shot& shot : shots) {
+    if (shot.life <= 0) continue;
+    shot.pos += shot.vel * dt;
+    shot.life -= dt;
+    const bool outside =
+        shot.pos.x < 0 || shot.pos.y < 0 || shot.pos.x >= side || shot.pos.y >= side;
+    if (shot.life <= 0 || outside) {
+      shot.life = 0;
+      continue;
+    }
+    // The first enemy in reach, in the swarm's fixed cell order.
+    const float reach = kEnemyRadius + kShotRadius;
+    std::uint32_t hit = ~0u;
+    for_each_near(s, shot.pos, 1, [&](std::uint32_t k) {
+      if (hit == ~0u && length2(pos_of(k) - shot.pos) < reach * reach) hit = k;
+    });
+    if (hit == ~0u) continue;
+    respawn(s.order()[hit]);
+    ++ship.kills;
+    ship.score += 10;
+    shot.life = 0;
+  }
+
+  if (in.pressed(controls.bomb) && ship.bomb_cooldown <= 0) {
+    kill_within(ship.pos, kBombRadius, true);
+    ship.bomb_cooldown = kBombInterval;
+    ++ship.bombs;
+  }
+
+  if (ship.invulnerable <= 0) {
+    const float reach = kEnemyRadius + kShipRadius;
+    bool touched = false;
+    for_each_near(s, ship.pos, 1, [&](std::uint32_t k) {
+      touched = touched || length2(pos_of(k) - ship.pos) < reach * reach;
+    });
+    if (touched) {
+      kill_within(ship.pos, kClearRadius, false);
+      ship.invulnerable = 2.0f;
+      ++ship.lives_lost;
+      if (--ship.lives == 0) {  // a new round
+        ship.best = std::max(ship.best, ship.score);
+        ship.score = 0;
+        ship.lives = 3;
+        ++ship.rounds;
+      }
+    }
+  }
+
+  if (ship.fire_cooldown <= 0) {
+    const glm::vec2 aim = nearest_direction(s, enemies, ship.pos, ship.facing);
+    for (Shot& shot : shots) {  // the first free shot
+      if (shot.life > 0) continue;
+      shot = Shot{ship.pos + aim * kShipRadius, aim * kShotSpeed, kShotLife};
+      ship.fire_cooldown = kFireInterval;
+      ++ship.shots_fired;
+      break;
+    }
+  }
+}
+
 void build_game(core::Engine& engine, const Controls& controls, std::uint32_t enemies) {
   core::World& world = engine.world();
   world.register_component<Enemy>("enemy");
@@ -253,135 +391,11 @@ void build_game(core::Engine& engine, const Controls& controls, std::uint32_t en
       },
       core::Phase::Gameplay, {"swarm_steer"}, core::Access{}.read<SwarmState>());
 
-  // The ship: moves, then its shots fly and hit, the bomb, contact with the swarm, and the
-  // auto-aimed fire. One job: a few dozen cell lookups, and every kill in a fixed order.
   engine.add_stage(
       {.name = "ship",
        .access = core::Access{}.read<SwarmState>().write<Ship, Shot, Enemy>(),
        .after = {"swarm_integrate"},
-       .run = [controls, side](core::StageContext& ctx) {
-         core::World& w = ctx.world();
-         const core::Input& in = *w.resource<core::Input>();
-         const swarm::Swarm<float>& s = *w.resource<SwarmState>()->swarm;
-         Ship& ship = w.storage<Ship>()->data()[0];
-         const std::span<Shot> shots = w.storage<Shot>()->data();
-         const std::span<Enemy> enemies = w.storage<Enemy>()->data();
-         const float dt = ctx.dt();
-
-         // An enemy killed (or cleared away) comes back at the edge, standing still.
-         const auto respawn = [&](std::uint32_t agent) {
-           enemies[agent] = Enemy{edge_point(side, ship.respawns++ * 2654435761u), glm::vec2(0.0f)};
-         };
-         const auto pos_of = [&](std::uint32_t k) { return enemies[s.order()[k]].pos; };
-         const auto kill_within = [&](glm::vec2 p, float radius, bool scores) {
-           const auto reach = static_cast<std::int32_t>(std::ceil(radius));
-           std::int32_t n = 0;
-           for_each_near(s, p, reach, [&](std::uint32_t k) {
-             if (length2(pos_of(k) - p) >= radius * radius) return;
-             respawn(s.order()[k]);
-             ++n;
-           });
-           if (scores) {
-             ship.kills += n;
-             ship.score += 10 * n;
-           }
-           return n;
-         };
-
-         glm::vec2 move(in.axis(controls.right, controls.left),
-                        in.axis(controls.down, controls.up));
-         if (length2(move) > 1.0f) move /= std::sqrt(length2(move));
-         if (length2(move) > 0.01f) ship.facing = move / std::sqrt(length2(move));
-         ship.pos = glm::clamp(ship.pos + move * kShipSpeed * dt, glm::vec2(kShipRadius),
-                               glm::vec2(side - kShipRadius));
-         ship.fire_cooldown -= dt;
-         ship.bomb_cooldown -= dt;
-         ship.invulnerable -= dt;
-
-         for (Shot& shot : shots) {
-           if (shot.life <= 0) continue;
-           shot.pos += shot.vel * dt;
-           shot.life -= dt;
-           const bool outside =
-               shot.pos.x < 0 || shot.pos.y < 0 || shot.pos.x >= side || shot.pos.y >= side;
-           if (shot.life <= 0 || outside) {
-             shot.life = 0;
-             continue;
-           }
-           // The first enemy in reach, in the swarm's fixed cell order.
-           const float reach = kEnemyRadius + kShotRadius;
-           std::uint32_t hit = ~0u;
-           for_each_near(s, shot.pos, 1, [&](std::uint32_t k) {
-             if (hit == ~0u && length2(pos_of(k) - shot.pos) < reach * reach) hit = k;
-           });
-           if (hit == ~0u) continue;
-           respawn(s.order()[hit]);
-           ++ship.kills;
-           ship.score += 10;
-           shot.life = 0;
-         }
-
-         if (in.pressed(controls.bomb) && ship.bomb_cooldown <= 0) {
-           kill_within(ship.pos, kBombRadius, true);
-           ship.bomb_cooldown = kBombInterval;
-         }
-
-         if (ship.invulnerable <= 0) {
-           const float reach = kEnemyRadius + kShipRadius;
-           bool touched = false;
-           for_each_near(s, ship.pos, 1, [&](std::uint32_t k) {
-             touched = touched || length2(pos_of(k) - ship.pos) < reach * reach;
-           });
-           if (touched) {
-             kill_within(ship.pos, kClearRadius, false);
-             ship.invulnerable = 2.0f;
-             if (--ship.lives == 0) {  // a new round
-               ship.best = std::max(ship.best, ship.score);
-               ship.score = 0;
-               ship.lives = 3;
-               ++ship.rounds;
-             }
-           }
-         }
-
-         if (ship.fire_cooldown <= 0) {
-           // The nearest enemy within kAimRange: rings of cells outward, stopping once no
-           // nearer one can be further out; ties go to the first seen.
-           glm::vec2 aim = ship.facing;
-           float best = kAimRange * kAimRange;
-           bool found = false;
-           const auto rings = static_cast<std::int32_t>(std::ceil(kAimRange));
-           for (std::int32_t r = 0; r <= rings && !(found && best < float(r - 1) * float(r - 1));
-                ++r) {
-             const swarm::CellCoord c = s.cell_of(ship.pos.x, ship.pos.y);
-             const auto cx = static_cast<std::int32_t>(c.x), cy = static_cast<std::int32_t>(c.y);
-             for (std::int32_t y = cy - r; y <= cy + r; ++y) {
-               for (std::int32_t x = cx - r; x <= cx + r; ++x) {
-                 const bool ring = y == cy - r || y == cy + r || x == cx - r || x == cx + r;
-                 if (!ring || x < 0 || y < 0 || x >= static_cast<std::int32_t>(s.cells_x()) ||
-                     y >= static_cast<std::int32_t>(s.cells_y()))
-                   continue;
-                 const auto [b, e] =
-                     s.cell_range({static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y)});
-                 for (std::uint32_t k = b; k < e; ++k) {
-                   const glm::vec2 d = pos_of(k) - ship.pos;
-                   if (length2(d) < best && length2(d) > 1e-6f) {
-                     best = length2(d);
-                     aim = d / std::sqrt(length2(d));
-                     found = true;
-                   }
-                 }
-               }
-             }
-           }
-           for (Shot& shot : shots) {  // the first free shot
-             if (shot.life > 0) continue;
-             shot = Shot{ship.pos + aim * kShipRadius, aim * kShotSpeed, kShotLife};
-             ship.fire_cooldown = kFireInterval;
-             break;
-           }
-         }
-       }});
+       .run = [controls, side](core::StageContext& ctx) { fly_ship(ctx, controls, side); }});
 
   engine.add_stage(
       {.name = "quit", .phase = core::Phase::Input, .run = [controls](core::StageContext& ctx) {
@@ -504,6 +518,68 @@ render::Renderer& add_renderer(core::Engine& engine, std::uint32_t enemies, bool
   return r;
 }
 
+#if SPINDLE_HAS_AUDIO
+// --- sound -------------------------------------------------------------------------------------
+
+// A mono sound of `seconds`, sample(t, i) for each frame: tones made here, no files needed.
+template <class F>
+audio::SoundId make_sound(audio::Mixer& mixer, float seconds, const char* name, const F& sample) {
+  constexpr std::uint32_t kRate = 22050;
+  std::vector<float> s(static_cast<std::size_t>(seconds * kRate));
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const float t = static_cast<float>(i) / kRate;
+    s[i] = sample(t, static_cast<std::uint32_t>(i)) * std::exp(-t * 6.0f / seconds);
+  }
+  return mixer.add_sound(audio::Sound::create(std::move(s), 1, kRate, name).value()).value();
+}
+
+// One-shots for what the last frame's steps did (read from the ship's counters, so sound never
+// feeds back into the game): a blip per frame that fired, a pop per kill, a boom per bomb and a
+// low tone per life lost. Headless runs mix into the null device.
+void add_sounds(core::Engine& engine, bool headless) {
+  audio::AudioPlugin& plugin = engine.add_plugin<audio::AudioPlugin>(
+      audio::AudioPluginConfig{.output = headless ? audio::Output::Null : audio::Output::Sdl});
+  audio::Mixer& mixer = plugin.mixer();
+  constexpr float kTwoPi = 6.2831853f;
+  const audio::SoundId blip = make_sound(mixer, 0.06f, "blip", [&](float t, std::uint32_t) {
+    return 0.25f * std::sin(kTwoPi * (900.0f - 4000.0f * t) * t);
+  });
+  const audio::SoundId pop = make_sound(
+      mixer, 0.12f, "pop", [](float, std::uint32_t i) { return 0.4f * (2.0f * hash01(i) - 1.0f); });
+  const audio::SoundId boom = make_sound(mixer, 0.6f, "boom", [&](float t, std::uint32_t i) {
+    return 0.5f * std::sin(kTwoPi * 55.0f * t) + 0.3f * (2.0f * hash01(i + 99) - 1.0f);
+  });
+  const audio::SoundId ouch = make_sound(mixer, 0.4f, "ouch", [&](float t, std::uint32_t) {
+    return 0.5f * std::sin(kTwoPi * 140.0f * t) * (std::sin(kTwoPi * 12.0f * t) > 0 ? 1.0f : 0.6f);
+  });
+  struct Heard {
+    std::uint32_t shots = 0, bombs = 0, lives_lost = 0;
+    std::int32_t kills = 0;
+  };
+  auto heard = std::make_shared<Heard>();
+  engine.add_stage(
+      {.name = "sounds",
+       .phase = core::Phase{"sounds", 750},  // after drawing, before audio_mix
+       .access = core::Access{}.read<Ship>().write<audio::AudioAccess>(),
+       .run =
+           [&plugin, heard, blip, pop, boom, ouch](core::StageContext& ctx) {
+             const Ship& ship = ctx.world().storage<Ship>()->data()[0];
+             audio::Mixer& m = plugin.mixer();
+             if (ship.shots_fired != heard->shots) m.play(blip, {.volume = 0.3f});
+             const std::int32_t kills = std::min(ship.kills - heard->kills, 4);
+             for (std::int32_t k = 0; k < kills; ++k)
+               m.play(pop,
+                      {.volume = 0.5f,
+                       .pan = 2.0f * hash01(static_cast<std::uint32_t>(ship.kills + k)) - 1.0f,
+                       .pitch = 0.8f + 0.5f * hash01(static_cast<std::uint32_t>(ship.kills - k))});
+             if (ship.bombs != heard->bombs) m.play(boom);
+             if (ship.lives_lost != heard->lives_lost) m.play(ouch);
+             *heard = {ship.shots_fired, ship.bombs, ship.lives_lost, ship.kills};
+           },
+       .simulation = false});
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -565,6 +641,9 @@ int main(int argc, char** argv) {
   const bool scripted = frames > 0 && replay_path.empty();
   const render::Renderer& r =
       add_renderer(engine, enemies, golden.golden.empty() && golden.screenshot.empty());
+#if SPINDLE_HAS_AUDIO
+  add_sounds(engine, headless);
+#endif
 
   // Input: the pilot (with --frames) or the devices, recorded; or a recording played back.
   core::ScriptedInput pilot = make_pilot(controls, frames);
