@@ -4,7 +4,7 @@
 // a controller's left stick, fires at the nearest enemy on its own, and Space (or the A button)
 // sets off a bomb around it. A shot kills the first enemy it touches; a killed enemy comes back
 // at the edge of the field, so there are always N. Touching an enemy costs a life; the last life
-// lost starts a new round. Escape or closing the window quits.
+// lost starts a new round. Escape or closing the window quits. Sounds are tones made at start-up.
 //
 //   spindle_sample_swarm [--headless] [--frames N] [--enemies N]
 //                        [--mode single|static|dynamic|tbb] [--workers N]
@@ -12,7 +12,9 @@
 //
 // With --frames N a scripted pilot flies (unless --replay plays a recording instead) and the
 // sample checks that it killed enemies and that the count stayed N; --headless runs on SDL's
-// dummy driver with a fixed 1/60 s frame, so a run is the same in every mode and worker count.
+// dummy driver (600 frames unless --frames says otherwise) with a fixed 1/60 s frame, so a run is
+// the same in every mode and worker count. --record FILE saves the input every step saw; --replay
+// FILE plays it back (for as many frames as it holds, unless --frames) to the same hash.
 // Last line: frames=N median_ms=X p99_ms=Y hash=H (the world hash, the same in every mode).
 #include <algorithm>
 #include <cmath>
@@ -613,7 +615,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "swarm: --enemies must be in [1, 1000000]\n");
     return 2;
   }
-  if (headless && frames == 0) frames = 600;
+  if (headless && frames == 0 && replay_path.empty()) frames = 600;
 
   core::Engine engine(core::EngineConfig{
       .mode = args.mode, .workers = args.workers, .entity_capacity = enemies + kShots + 16});
