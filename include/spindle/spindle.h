@@ -1,6 +1,7 @@
 // Everything a game needs, in one include: the engine, the world, transforms, timers, input,
 // logging, the job system, and every plugin this build of the engine has (the window and input
-// devices, rendering, physics, animation, audio). Link the CMake target spindle::spindle.
+// devices, rendering, physics and the swarm system, animation, audio). Link the CMake target
+// spindle::spindle.
 //
 // spindle::spindle defines SPINDLE_HAS_PLATFORM, SPINDLE_HAS_RENDER, SPINDLE_HAS_PHYSICS,
 // SPINDLE_HAS_ANIM and SPINDLE_HAS_AUDIO to 1 for each plugin it links and to 0 for each one the
@@ -39,6 +40,7 @@
 #endif
 #if SPINDLE_HAS_PHYSICS
 #include <spindle/physics/physics.h>
+#include <spindle/physics/swarm.h>
 #endif
 #if SPINDLE_HAS_AUDIO
 #include <spindle/audio/audio_plugin.h>
