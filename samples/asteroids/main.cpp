@@ -266,23 +266,24 @@ Controls declare_controls(core::Engine& engine) {
                   input.add_action("confirm").value(), input.add_action("quit").value()};
 }
 
-// Keys and a controller, in text as a config file would hold them.
-core::Status bind_controls(platform::Devices& devices, const Controls& c) {
-  const std::pair<core::ActionId, const char*> bindings[] = {{c.left, "key:Left"},
-                                                             {c.left, "axis:leftx-"},
-                                                             {c.right, "key:Right"},
-                                                             {c.right, "axis:leftx+"},
-                                                             {c.thrust, "key:Up"},
-                                                             {c.thrust, "button:b"},
-                                                             {c.thrust, "axis:righttrigger+"},
-                                                             {c.fire, "key:Space"},
-                                                             {c.fire, "button:a"},
-                                                             {c.confirm, "key:Return"},
-                                                             {c.confirm, "button:start"},
-                                                             {c.quit, "key:Escape"},
-                                                             {c.quit, "button:back"}};
-  for (const auto& [action, control] : bindings)
-    if (core::Status s = devices.bind(action, control); !s) return s;
+// Keys and a controller, in text as a config file would hold them: action, control.
+constexpr const char* kBindings[][2] = {{"left", "key:Left"},
+                                        {"left", "axis:leftx-"},
+                                        {"right", "key:Right"},
+                                        {"right", "axis:leftx+"},
+                                        {"thrust", "key:Up"},
+                                        {"thrust", "button:b"},
+                                        {"thrust", "axis:righttrigger+"},
+                                        {"fire", "key:Space"},
+                                        {"fire", "button:a"},
+                                        {"confirm", "key:Return"},
+                                        {"confirm", "button:start"},
+                                        {"quit", "key:Escape"},
+                                        {"quit", "button:back"}};
+
+core::Status bind_controls(platform::Devices& devices, const core::Input& input) {
+  for (const auto& [action, control] : kBindings)
+    if (core::Status s = devices.bind(input.find_action(action), control); !s) return s;
   return {};
 }
 
@@ -527,7 +528,7 @@ void draw_hud(const std::string& scene, const Game& game, render::Renderer& r) {
     const glm::vec2 at(std::floor(hash01(i * 2 + 7) * static_cast<float>(width)),
                        std::floor(hash01(i * 2 + 8) * static_cast<float>(height)));
     const std::uint32_t v = 80 + static_cast<std::uint32_t>(hash01(i + 300) * 120.0f);
-    dd.screen_rect(at, at + glm::vec2(1.0f), render::rgba(v, v, v + 30 > 255 ? 255 : v + 30), true);
+    dd.screen_rect(at, at + glm::vec2(1.0f), render::rgba(v, v, std::min(v + 30, 255u)), true);
   }
   const std::uint32_t white = render::rgba(240, 240, 240);
   const std::uint32_t gold = render::rgba(255, 210, 90);
@@ -557,8 +558,8 @@ void draw_hud(const std::string& scene, const Game& game, render::Renderer& r) {
 core::ScriptedInput make_pilot(const Controls& c, std::uint64_t frames) {
   core::ScriptedInput pilot;
   pilot.hold(c.confirm, 10, 11);  // title -> play
-  // Turn a little, then fire a burst, again and again; then fly about until the rocks win (at
-  // step 691: the script was tuned against this game, which is the same in every run).
+  // Turn a little, then fire a burst, again and again; then fly about until the rocks win (the
+  // script was tuned against this game, which plays the same in every run).
   std::uint64_t f = 30;
   for (; f < 240; f += 45) {
     pilot.hold(c.left, f, f + 9);
@@ -626,7 +627,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<platform::Window> window = std::move(opened).value();
   auto devices = platform::Devices::open().value();
   const Controls controls = declare_controls(engine);
-  if (core::Status s = bind_controls(*devices, controls); !s) {
+  if (core::Status s = bind_controls(*devices, *engine.world().resource<core::Input>()); !s) {
     std::fprintf(stderr, "asteroids: %s\n", s.c_str());
     return 1;
   }
