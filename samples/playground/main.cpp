@@ -57,7 +57,7 @@ struct Player {
   int thrown = 0;
   int picks = 0;       // pick attempts
   int picks_hit = 0;   // those that hit a dynamic body
-  int throws_hit = 0;  // collisions of a thrown body with a body of the stacks
+  int throws_hit = 0;  // collisions of a thrown body with anything but the floor
   core::Entity picked{};
   render::MaterialId picked_paint = 0;  // its own paint, back when another is picked
   glm::vec3 picked_at{0.0f};            // its centre when it was picked
