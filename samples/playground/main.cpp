@@ -439,7 +439,7 @@ int main(int argc, char** argv) {
   const core::Transform* picked = world.get<core::Transform>(p.picked);
   const float pushed = picked != nullptr ? glm::distance(p.picked_at, picked->translation()) : 0;
   std::printf(
-      "playground: driver %s, %s, %d thrown (%d hits on the stacks), picks %d/%d, last picked "
+      "playground: driver %s, %s, %d thrown (%d hits besides the floor), picks %d/%d, last picked "
       "moved %.2f m, %llu migrations\n",
       window->driver(), jobs::to_string(engine.mode()), p.thrown, p.throws_hit, p.picks_hit,
       p.picks, static_cast<double>(pushed),
