@@ -107,6 +107,18 @@ struct Game {
   std::int32_t best_score = 0;
   std::int32_t shots = 0;
 };
+// Its fields, not its bytes (it has tail padding): with this the world hash covers the score,
+// lives and wave, so a replay that diverged only there is caught.
+std::uint64_t spindle_hash(const Game& g) {
+  core::Hasher h;
+  for (const std::int64_t v :
+       {std::int64_t{g.score}, std::int64_t{g.lives}, std::int64_t{g.wave},
+        std::int64_t{g.rocks_left}, static_cast<std::int64_t>(g.scene_tick), std::int64_t{g.games},
+        std::int64_t{g.games_over}, std::int64_t{g.rocks_shot}, std::int64_t{g.rocks_split},
+        std::int64_t{g.lives_lost}, std::int64_t{g.best_score}, std::int64_t{g.shots}})
+    h.add(static_cast<std::uint64_t>(v));
+  return h.value();
+}
 
 // The game's input actions, declared once at start-up; systems capture the ids.
 struct Controls {

@@ -112,6 +112,7 @@ Controls build_game(core::Engine& engine) {
   world.events<RockShot>();
   world.events<ShipHit>();
   world.set_resource<Game>();
+  world.hash_resource<Game>();  // the score and lives are state a replay must reproduce
   engine.add_plugin<core::TimerPlugin>();
 
   // Steering and firing read the input resource; the ship is the only writer of Ship.

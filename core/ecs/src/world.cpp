@@ -175,6 +175,12 @@ std::uint64_t World::state_hash() const {
       s->hash_slot(s->dense_index(i), h);
     }
   }
+  ordinal = 0;
+  for (const HashedResource& r : hashed_resources_) {
+    h.add(0xE0000000u + ordinal++);
+    const void* value = resources_.get(r.id);
+    h.add(value != nullptr ? r.hash(value) : std::uint64_t{0x0123456789abcdefull});
+  }
   return h.value();
 }
 

@@ -318,6 +318,56 @@ TEST(World, StateHashDependsOnStateNotHistory) {
   EXPECT_NE(a->state_hash(), b->state_hash());
 }
 
+struct Score {  // game state kept in a resource: opted into the hash by its bytes
+  int points = 0;
+  int lives = 3;
+};
+struct Settings {  // not opted in: a resource the hash ignores
+  float volume = 1.0f;
+};
+struct Named {  // spindle_hash joins it by itself
+  std::vector<int> values;
+  friend std::uint64_t spindle_hash(const Named& n) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (const int v : n.values) h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ull;
+    return h;
+  }
+};
+
+// Game state in resources (the score, the lives) is part of the state hash once it joins it, so
+// a replay that diverged only there is caught; resources that did not join change nothing.
+TEST(World, HashedResourcesJoinTheStateHash) {
+  World a(4), b(4);
+  for (World* w : {&a, &b}) {
+    w->set_resource<Score>();
+    w->set_resource<Settings>();
+    w->hash_resource<Score>();
+    w->hash_resource<Score>();  // twice is once
+  }
+  EXPECT_EQ(a.state_hash(), b.state_hash());
+  b.resource<Settings>()->volume = 0.5f;
+  EXPECT_EQ(a.state_hash(), b.state_hash()) << "Settings never joined";
+  b.resource<Score>()->points = 10;
+  EXPECT_NE(a.state_hash(), b.state_hash());
+  a.resource<Score>()->points = 10;
+  EXPECT_EQ(a.state_hash(), b.state_hash());
+
+  // spindle_hash: joins when set, hashed through it (a vector's contents, not its pointer).
+  a.set_resource<Named>(Named{{1, 2, 3}});
+  b.set_resource<Named>(Named{{1, 2, 3}});
+  EXPECT_EQ(a.state_hash(), b.state_hash());
+  b.resource<Named>()->values.push_back(4);
+  EXPECT_NE(a.state_hash(), b.state_hash());
+
+  // A hashed resource that is not set hashes as absent, unlike a default one.
+  World c(4), d(4);
+  c.hash_resource<Score>();
+  d.hash_resource<Score>();
+  EXPECT_EQ(c.state_hash(), d.state_hash());
+  d.set_resource<Score>();
+  EXPECT_NE(c.state_hash(), d.state_hash());
+}
+
 TEST(World, ParallelRecordingAppliesDeterministically) {
   // The same spawns recorded from a parallel loop with different splits and modes give the
   // same world.

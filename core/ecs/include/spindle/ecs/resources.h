@@ -40,6 +40,8 @@ class Resources {
     const auto& slot = slots_[type_id<T>()];
     return slot ? static_cast<const T*>(slot->value) : nullptr;
   }
+  // By type id: the value, or nullptr when never set.
+  const void* get(TypeId id) const { return slots_[id] ? slots_[id]->value : nullptr; }
 
  private:
   // The value's address is kept beside the owner, so a lookup (often once per entity in a

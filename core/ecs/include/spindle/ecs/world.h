@@ -120,10 +120,35 @@ class World {
     return Query<Ts...>(*this);
   }
 
-  // Resources: one value per type, owned by the world (resources.h).
+  // Resources: one value per type, owned by the world (resources.h). A resource whose type has
+  // `spindle_hash(const T&)` (found by argument-dependent lookup) joins state_hash() when set;
+  // hash_resource<T>() makes one join by its bytes when they are all its value (integers, no
+  // padding: std::has_unique_object_representations; floats or padding need spindle_hash).
+  // What a replay must reproduce belongs there: the score, the lives, the wave. Hashed resources
+  // are hashed in the order they joined, after the components; one not set (yet) as absent.
   template <class T, class... A>
   T& set_resource(A&&... args) {
-    return resources_.set<T>(std::forward<A>(args)...);
+    T& value = resources_.set<T>(std::forward<A>(args)...);
+    if constexpr (requires(const T& v) {
+                    { spindle_hash(v) } -> std::convertible_to<std::uint64_t>;
+                  }) {
+      hash_resource<T>();
+    }
+    return value;
+  }
+  template <class T>
+  void hash_resource() {
+    static_assert(
+        requires(const T& v) {
+          { spindle_hash(v) } -> std::convertible_to<std::uint64_t>;
+        } || std::has_unique_object_representations_v<T>,
+        "hash_resource<T>: T has padding or floats, whose bytes are not its value; give "
+        "it std::uint64_t spindle_hash(const T&)");
+    const TypeId id = type_id<T>();
+    for (const HashedResource& r : hashed_resources_)
+      if (r.id == id) return;
+    hashed_resources_.push_back(
+        {id, [](const void* v) { return hash_component(*static_cast<const T*>(v)); }});
   }
   template <class T>
   T* resource() {
@@ -168,8 +193,8 @@ class World {
   const CommandStats& command_stats() const { return command_stats_; }
 
   // A hash of every live entity and every component value, in entity-index order and
-  // component-registration order: identical for identical states, whatever the history of
-  // dense-array order.
+  // component-registration order, then of the hashed resources (set_resource()): identical for
+  // identical states, whatever the history of dense-array order.
   std::uint64_t state_hash() const;
 
   std::span<ComponentStorageBase* const> registered() const { return registered_; }
@@ -204,6 +229,11 @@ class World {
   std::array<std::unique_ptr<ComponentStorageBase>, kMaxTypes> storages_{};
   std::vector<ComponentStorageBase*> registered_;
   Resources resources_;
+  struct HashedResource {
+    TypeId id;
+    std::uint64_t (*hash)(const void*);
+  };
+  std::vector<HashedResource> hashed_resources_;  // in the order they joined the state hash
   EventQueues events_;
   CommandBuffers commands_;
   CommandStats command_stats_;
