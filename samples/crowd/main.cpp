@@ -183,7 +183,12 @@ int main(int argc, char** argv) {
     }
   }
   samples::SampleArgs args;
-  if (!samples::parse_sample_args(kept, argv, args)) return 2;
+  if (!samples::parse_sample_args(kept, argv, args)) {
+    std::fprintf(stderr,
+                 "crowd also takes: [--headless] [--frames N] [--characters N] [--record FILE | "
+                 "--replay FILE] [--screenshot FILE] [--golden FILE]\n");
+    return 2;
+  }
   if (characters < 1 || characters > 5000) {
     std::fprintf(stderr, "crowd: --characters must be in [1, 5000]\n");
     return 2;
