@@ -80,6 +80,7 @@ Engine::Impl::Impl(Engine& owner_engine, const EngineConfig& engine_config)
   // One clock per participant, then one per external command-buffer slot (oneTBB's threads).
   worker_clocks = std::vector<WorkerClock>(participants + CommandBuffers::kExternalSlots);
   stats.worker_busy_ns.assign(participants, 0);
+  completed.worker_busy_ns.assign(participants, 0);
   stages.reserve(kMaxStages);
 }
 
@@ -140,7 +141,7 @@ std::uint64_t Engine::frame_number() const {
   return impl_->frame_number;
 }
 const FrameStats& Engine::last_frame() const {
-  return impl_->stats;
+  return impl_->completed;
 }
 std::span<const Decision> Engine::last_decisions() const {
   return {impl_->decisions.data(), impl_->decisions_used};
@@ -296,6 +297,7 @@ void Engine::Impl::build_graph() {
   decisions.assign(n, Decision{});
   decided_frame.assign(n, 0);
   stats.stages.assign(n, StageTiming{});
+  completed.stages.resize(n);  // a new stage reads as not run until a frame with it finishes
   graph_dirty = false;
 
   for (const auto& [a, b] : owner.implicit_orders()) {
@@ -580,6 +582,8 @@ void Engine::Impl::end_frame_stats(std::uint64_t begin_ns) {
     s.ema_ms = s.measured ? config.ema_alpha * ms + (1 - config.ema_alpha) * s.ema_ms : ms;
     s.measured = true;
   }
+  // Copied into vectors of the same sizes: no allocation once the first frame has run.
+  completed = stats;
   ++frame_number;
 }
 

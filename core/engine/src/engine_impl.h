@@ -87,7 +87,8 @@ struct Engine::Impl {
   std::uint64_t overflows_before = 0;
   std::uint64_t overflow_frames = 0;
   std::uint64_t overflow_logged_ns = 0;
-  FrameStats stats;
+  FrameStats stats;      // the frame in progress (between frames: the last one)
+  FrameStats completed;  // the last frame that finished: what last_frame() shows
   std::vector<WorkerClock> worker_clocks;
   std::vector<Decision> decisions;
   std::size_t decisions_used = 0;

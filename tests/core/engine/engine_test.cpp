@@ -249,6 +249,42 @@ TEST(Engine, StageTimingsOfTheLastFrameAreFilledIn) {
   EXPECT_EQ(engine.last_decisions().size(), 1u);
 }
 
+// A stage or hook that reads last_frame() during a frame (the frame overlay does) sees the frame
+// before, whole: not this frame's timings, which are zero for every stage that has not run yet.
+TEST(Engine, LastFrameReadDuringAFrameIsTheFrameBeforeIt) {
+  Engine engine(config_for(jobs::Mode::Single, 1));
+  struct A {};
+  const StageId late = engine.add_stage({.name = "late",
+                                         .phase = Phase::Gameplay,
+                                         .access = Access{}.write<A>(),
+                                         .run = [](StageContext&) {
+                                           volatile double x = 0;
+                                           for (int i = 0; i < 20000; ++i) x = x + 1.0 / (1 + i);
+                                         }});
+  struct Seen {
+    std::uint64_t frame;
+    std::uint32_t late_runs;
+    std::uint64_t late_cpu_ns;
+  };
+  std::vector<Seen> seen;
+  seen.reserve(8);
+  engine.add_stage({.name = "early", .phase = Phase::Input, .run = [&](StageContext& ctx) {
+                      const FrameStats& s = ctx.engine().last_frame();
+                      seen.push_back({s.frame, s.stages.at(late).runs, s.stages.at(late).cpu_ns});
+                    }});
+  for (int i = 0; i < 4; ++i) engine.step();
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[0].late_runs, 0u) << "before the first frame finished, nothing ran";
+  for (std::size_t f = 1; f < seen.size(); ++f) {
+    EXPECT_EQ(seen[f].frame, f - 1) << "frame " << f << " reads the frame before it";
+    EXPECT_EQ(seen[f].late_runs, 1u) << "frame " << f;
+    EXPECT_GT(seen[f].late_cpu_ns, 0u) << "frame " << f;
+  }
+  // Between frames it is the frame that just ended.
+  EXPECT_EQ(engine.last_frame().frame, 3u);
+  EXPECT_EQ(engine.last_frame().stages[late].runs, 1u);
+}
+
 TEST(Engine, CheapWorkIsNotSplitAndACheapFrameRunsInline) {
   if (!jobs::mode_available(jobs::Mode::Dynamic)) GTEST_SKIP() << "single-mode build";
   EngineConfig cheap = config_for(jobs::Mode::Dynamic, 2);

@@ -273,6 +273,7 @@ class Engine {
   GameClock& game_clock();
   std::uint64_t tick() const;
   std::uint64_t frame_number() const;
+  // The last frame that finished: during a frame (from a stage or hook), the one before it.
   const FrameStats& last_frame() const;
   // The planner's decisions of the last frame (dynamic mode; empty otherwise).
   std::span<const Decision> last_decisions() const;
