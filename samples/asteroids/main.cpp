@@ -32,6 +32,7 @@
 
 #include "sample_args.h"
 #include "sample_golden.h"
+#include "sample_replay.h"
 
 using namespace spindle;
 using core::Entity;
@@ -592,7 +593,8 @@ core::ScriptedInput make_pilot(const Controls& c, std::uint64_t frames) {
 int main(int argc, char** argv) {
   std::uint64_t frames = 0;  // 0: until quit, played by a person
   bool headless = false;
-  std::string record, replay_path;
+  samples::ReplayArgs replay_args;
+  argc = samples::take_replay_args(argc, argv, replay_args);
   samples::GoldenArgs golden;
   argc = samples::take_golden_args(argc, argv, golden);
   // This sample's own flags; the rest are every sample's.
@@ -603,21 +605,13 @@ int main(int argc, char** argv) {
       frames = std::strtoull(argv[++i], nullptr, 10);
     } else if (std::strcmp(argv[i], "--headless") == 0) {
       headless = true;
-    } else if (std::strcmp(argv[i], "--record") == 0 && has_value) {
-      record = argv[++i];
-    } else if (std::strcmp(argv[i], "--replay") == 0 && has_value) {
-      replay_path = argv[++i];
     } else {
       argv[kept++] = argv[i];
     }
   }
   samples::SampleArgs args;
   if (!samples::parse_sample_args(kept, argv, args)) return 2;
-  if (!record.empty() && !replay_path.empty()) {
-    std::fprintf(stderr, "asteroids: --record and --replay exclude each other\n");
-    return 2;
-  }
-  const bool pilot_plays = frames > 0 && replay_path.empty();
+  const bool pilot_plays = frames > 0 && replay_args.replay.empty();
   if (pilot_plays && frames < 900) {
     std::fprintf(stderr, "asteroids: --frames must be at least 900 for the pilot's script\n");
     return 2;
@@ -693,20 +687,10 @@ int main(int argc, char** argv) {
   devices->attach(engine);  // events are pumped every frame whoever plays
   devices->watch(*window);
   core::ScriptedInput pilot = make_pilot(controls, frames == 0 ? 600 : frames);
-  core::InputRecorder recorder(
-      engine, pilot_plays ? static_cast<core::InputSource*>(&pilot) : devices.get());
-  std::optional<core::InputReplay> replay;
-  if (!replay_path.empty()) {
-    auto loaded = core::InputReplay::load(replay_path, engine);
-    if (!loaded) {
-      std::fprintf(stderr, "asteroids: --replay: %s\n", loaded.status().c_str());
-      return 2;
-    }
-    replay.emplace(std::move(loaded).value());
-    core::set_input_source(engine, &*replay);
-  } else {
-    core::set_input_source(engine, &recorder);
-  }
+  samples::InputSession session;
+  if (!session.start(engine, pilot_plays ? static_cast<core::InputSource*>(&pilot) : devices.get(),
+                     replay_args, "asteroids"))
+    return 2;
 
   const render::Image& image = r.image();
   const platform::RunStats stats = platform::run(
@@ -718,12 +702,7 @@ int main(int argc, char** argv) {
        .target_fps = frames == 0 ? 60.0 : 0.0,
        .fixed_delta_ns = frames == 0 ? 0 : core::kNsPerSecond / 60});
 
-  if (!record.empty()) {
-    if (core::Status s = recorder.save(record); !s) {
-      std::fprintf(stderr, "asteroids: --record: %s\n", s.c_str());
-      return 1;
-    }
-  }
+  if (!session.finish("asteroids")) return 1;
   const Game& game = *world.resource<Game>();
   std::printf(
       "asteroids: driver %s, %s mode, scene %s, games %d (%d over), score %d (best %d), shots %d, "

@@ -33,6 +33,7 @@
 
 #include "sample_args.h"
 #include "sample_golden.h"
+#include "sample_replay.h"
 
 using namespace spindle;
 
@@ -161,7 +162,8 @@ int main(int argc, char** argv) {
   std::uint64_t frames = 0;  // 0: until quit (or the replay's length)
   std::uint32_t characters = 200;
   bool headless = false;
-  std::string record_path, replay_path;
+  samples::ReplayArgs replay_args;
+  argc = samples::take_replay_args(argc, argv, replay_args);
   samples::GoldenArgs golden;
   argc = samples::take_golden_args(argc, argv, golden);
   // This sample's own flags; the rest are every sample's (--mode, --workers).
@@ -174,10 +176,6 @@ int main(int argc, char** argv) {
       characters = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     } else if (std::strcmp(argv[i], "--headless") == 0) {
       headless = true;
-    } else if (std::strcmp(argv[i], "--record") == 0 && has_value) {
-      record_path = argv[++i];
-    } else if (std::strcmp(argv[i], "--replay") == 0 && has_value) {
-      replay_path = argv[++i];
     } else {
       argv[kept++] = argv[i];
     }
@@ -193,19 +191,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "crowd: --characters must be in [1, 5000]\n");
     return 2;
   }
-  if (!record_path.empty() && !replay_path.empty()) {
-    std::fprintf(stderr, "crowd: --record and --replay exclude each other\n");
-    return 2;
-  }
   if ((!golden.screenshot.empty() || !golden.golden.empty()) && frames == 0 &&
-      replay_path.empty()) {
+      replay_args.replay.empty()) {
     std::fprintf(stderr, "crowd: --screenshot and --golden need --frames or --replay\n");
     return 2;
   }
 
   core::Engine engine(core::EngineConfig{.mode = args.mode, .workers = args.workers});
-  const bool scripted = frames > 0 && replay_path.empty();
-  const bool live = frames == 0 && replay_path.empty();  // a player at the keys
+  const bool scripted = frames > 0 && replay_args.replay.empty();
+  const bool live = frames == 0 && replay_args.replay.empty();  // a player at the keys
   auto opened = platform::Window::open({.title = "Spindle crowd",
                                         .width = 960,
                                         .height = 540,
@@ -225,7 +219,7 @@ int main(int argc, char** argv) {
   const Controls controls = bound.value();
   // The mouse and sticks are analogue and not recorded: only a live run that is not recorded
   // looks with them, so every recording replays to the same world.
-  const bool analogue_look = live && record_path.empty();
+  const bool analogue_look = live && replay_args.record.empty();
   if (analogue_look && !window->headless()) {
     if (core::Status s = devices->set_relative_mouse(true); !s)
       std::fprintf(stderr, "crowd: no relative mouse (%s); look with R/F and Q/E\n", s.c_str());
@@ -235,21 +229,13 @@ int main(int argc, char** argv) {
 
   // Input: the devices, or the scripted flight, or a recording; recorded either way.
   core::ScriptedInput flight = make_flight(controls);
-  core::InputRecorder recorder(engine, scripted ? static_cast<core::InputSource*>(&flight)
-                                                : static_cast<core::InputSource*>(devices.get()));
-  std::optional<core::InputReplay> replay;
-  if (!replay_path.empty()) {
-    auto loaded = core::InputReplay::load(replay_path, engine);
-    if (!loaded) {
-      std::fprintf(stderr, "crowd: --replay: %s\n", loaded.status().c_str());
-      return 2;
-    }
-    replay.emplace(std::move(loaded).value());
-    core::set_input_source(engine, &*replay);
-    if (frames == 0) frames = replay->steps();
-  } else {
-    core::set_input_source(engine, &recorder);
-  }
+  samples::InputSession session;
+  if (!session.start(engine,
+                     scripted ? static_cast<core::InputSource*>(&flight)
+                              : static_cast<core::InputSource*>(devices.get()),
+                     replay_args, "crowd"))
+    return 2;
+  if (frames == 0) frames = session.replay_steps();
 
   // Animation and rendering. The overlay is drawn by the submit hook below, not by the plugin,
   // so the captured last frame can go without it.
@@ -429,12 +415,7 @@ int main(int argc, char** argv) {
        .target_fps = headless ? 0.0 : 60.0,
        .fixed_delta_ns = live ? 0 : core::kNsPerSecond / 60});
 
-  if (!record_path.empty()) {
-    if (core::Status s = recorder.save(record_path); !s) {
-      std::fprintf(stderr, "crowd: --record: %s\n", s.c_str());
-      return 1;
-    }
-  }
+  if (!session.finish("crowd")) return 1;
   const bool image_ok = !capture || samples::check_golden(image, golden, "crowd");
 
   // The outcome: every character walked (at its speed, for the time that passed), all were

@@ -33,6 +33,7 @@
 
 #include "sample_args.h"
 #include "sample_golden.h"
+#include "sample_replay.h"
 
 using namespace spindle;
 
@@ -320,7 +321,8 @@ int main(int argc, char** argv) {
   argc = samples::take_golden_args(argc, argv, golden);
   std::uint64_t frames = 0;  // 0: until quit
   bool headless = false;
-  std::string record, replay_path;
+  samples::ReplayArgs replay_args;
+  argc = samples::take_replay_args(argc, argv, replay_args);
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
@@ -328,20 +330,12 @@ int main(int argc, char** argv) {
       frames = std::strtoull(argv[++i], nullptr, 10);
     } else if (std::strcmp(argv[i], "--headless") == 0) {
       headless = true;
-    } else if (std::strcmp(argv[i], "--record") == 0 && has_value) {
-      record = argv[++i];
-    } else if (std::strcmp(argv[i], "--replay") == 0 && has_value) {
-      replay_path = argv[++i];
     } else {
       argv[kept++] = argv[i];
     }
   }
   samples::SampleArgs args;
   if (!samples::parse_sample_args(kept, argv, args)) return 2;
-  if (!record.empty() && !replay_path.empty()) {
-    std::fprintf(stderr, "playground: --record and --replay exclude each other\n");
-    return 2;
-  }
 
   core::Engine engine(core::EngineConfig{.mode = args.mode, .workers = args.workers});
   auto opened = platform::Window::open({.title = "Spindle playground",
@@ -373,23 +367,13 @@ int main(int argc, char** argv) {
   devices->watch(*window);
   // ...unless the script or a replay plays; the recorder notes what each step saw.
   core::ScriptedInput script = make_script(controls);
-  const bool scripted = frames > 0 && replay_path.empty();
-  core::InputRecorder recorder(engine,
-                               scripted ? static_cast<core::InputSource*>(&script) : devices.get());
-  std::optional<core::InputReplay> replay;
-  if (!replay_path.empty()) {
-    auto loaded = core::InputReplay::load(replay_path, engine);
-    if (!loaded) {
-      std::fprintf(stderr, "playground: --replay: %s\n", loaded.status().c_str());
-      return 2;
-    }
-    replay.emplace(std::move(loaded).value());
-    core::set_input_source(engine, &*replay);
-    if (frames == 0) frames = replay->steps();
-  } else if (scripted || !record.empty()) {
-    core::set_input_source(engine, &recorder);
-  }
-  const bool live_cursor = !scripted && !replay;
+  const bool scripted = frames > 0 && replay_args.replay.empty();
+  samples::InputSession session;
+  if (!session.start(engine, scripted ? static_cast<core::InputSource*>(&script) : devices.get(),
+                     replay_args, "playground"))
+    return 2;
+  if (frames == 0) frames = session.replay_steps();
+  const bool live_cursor = !scripted && !session.replaying();
 
   engine.add_plugin<core::TransformPlugin>();
   physics::Physics& physics = engine
@@ -419,12 +403,7 @@ int main(int argc, char** argv) {
        .target_fps = frames == 0 ? 60.0 : 0.0,
        .fixed_delta_ns = frames == 0 ? 0 : core::kNsPerSecond / 60});
 
-  if (!record.empty()) {
-    if (core::Status s = recorder.save(record); !s) {
-      std::fprintf(stderr, "playground: --record: %s\n", s.c_str());
-      return 1;
-    }
-  }
+  if (!session.finish("playground")) return 1;
 
   // What the script (or its replay) did: every thrown body flew from the hand, some hit the
   // stacks, the picks hit bodies and the last one pushed its body away.

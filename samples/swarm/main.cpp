@@ -31,6 +31,7 @@
 
 #include "sample_args.h"
 #include "sample_golden.h"
+#include "sample_replay.h"
 
 using namespace spindle;
 
@@ -590,7 +591,8 @@ int main(int argc, char** argv) {
   std::uint64_t frames = 0;  // 0: until quit (600 headless)
   std::uint32_t enemies = 10'000;
   bool headless = false;
-  std::string record, replay_path;
+  samples::ReplayArgs replay_args;
+  argc = samples::take_replay_args(argc, argv, replay_args);
   // This sample's own flags; the rest are every sample's.
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
@@ -601,10 +603,6 @@ int main(int argc, char** argv) {
       enemies = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     } else if (std::strcmp(argv[i], "--headless") == 0) {
       headless = true;
-    } else if (std::strcmp(argv[i], "--record") == 0 && has_value) {
-      record = argv[++i];
-    } else if (std::strcmp(argv[i], "--replay") == 0 && has_value) {
-      replay_path = argv[++i];
     } else {
       argv[kept++] = argv[i];
     }
@@ -615,7 +613,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "swarm: --enemies must be in [1, 1000000]\n");
     return 2;
   }
-  if (headless && frames == 0 && replay_path.empty()) frames = 600;
+  if (headless && frames == 0 && replay_args.replay.empty()) frames = 600;
 
   core::Engine engine(core::EngineConfig{
       .mode = args.mode, .workers = args.workers, .entity_capacity = enemies + kShots + 16});
@@ -640,7 +638,7 @@ int main(int argc, char** argv) {
   devices->watch(*window);
 
   build_game(engine, controls, enemies);
-  const bool scripted = frames > 0 && replay_path.empty();
+  const bool scripted = frames > 0 && replay_args.replay.empty();
   const render::Renderer& r =
       add_renderer(engine, enemies, golden.golden.empty() && golden.screenshot.empty());
 #if SPINDLE_HAS_AUDIO
@@ -649,21 +647,13 @@ int main(int argc, char** argv) {
 
   // Input: the pilot (with --frames) or the devices, recorded; or a recording played back.
   core::ScriptedInput pilot = make_pilot(controls, frames);
-  core::InputRecorder recorder(engine, scripted ? static_cast<core::InputSource*>(&pilot)
-                                                : static_cast<core::InputSource*>(devices.get()));
-  std::optional<core::InputReplay> replay;
-  if (!replay_path.empty()) {
-    auto loaded = core::InputReplay::load(replay_path, engine);
-    if (!loaded) {
-      std::fprintf(stderr, "swarm: --replay: %s\n", loaded.status().c_str());
-      return 2;
-    }
-    replay.emplace(std::move(loaded).value());
-    core::set_input_source(engine, &*replay);
-    if (frames == 0) frames = replay->steps();
-  } else {
-    core::set_input_source(engine, &recorder);
-  }
+  samples::InputSession session;
+  if (!session.start(engine,
+                     scripted ? static_cast<core::InputSource*>(&pilot)
+                              : static_cast<core::InputSource*>(devices.get()),
+                     replay_args, "swarm"))
+    return 2;
+  if (frames == 0) frames = session.replay_steps();
 
   const render::Image& image = r.image();
   const platform::RunStats stats = platform::run(
@@ -675,12 +665,7 @@ int main(int argc, char** argv) {
        .target_fps = frames == 0 ? 60.0 : 0.0,
        .fixed_delta_ns = frames == 0 ? 0 : core::kNsPerSecond / 60});
 
-  if (!record.empty()) {
-    if (core::Status s = recorder.save(record); !s) {
-      std::fprintf(stderr, "swarm: --record: %s\n", s.c_str());
-      return 1;
-    }
-  }
+  if (!session.finish("swarm")) return 1;
   const core::World& world = engine.world();
   const Ship& ship = world.storage<Ship>()->data()[0];
   const std::span<const Enemy> enemy_list = world.storage<Enemy>()->data();

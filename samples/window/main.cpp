@@ -21,6 +21,7 @@
 #include <spindle/spindle.h>
 
 #include "sample_args.h"
+#include "sample_replay.h"
 
 using namespace spindle;
 
@@ -43,17 +44,14 @@ void push_key(SDL_Scancode key, bool down) {
 int main(int argc, char** argv) {
   std::uint64_t frames = 0;  // 0: until quit
   bool headless = false;
-  std::string record, replay_path;
+  samples::ReplayArgs replay_args;
+  argc = samples::take_replay_args(argc, argv, replay_args);
   // --frames, --headless, --record and --replay are this sample's own flags; the rest are every
   // sample's.
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--frames") == 0 && i + 1 < argc) {
       frames = std::strtoull(argv[++i], nullptr, 10);
-    } else if (std::strcmp(argv[i], "--record") == 0 && i + 1 < argc) {
-      record = argv[++i];
-    } else if (std::strcmp(argv[i], "--replay") == 0 && i + 1 < argc) {
-      replay_path = argv[++i];
     } else if (std::strcmp(argv[i], "--headless") == 0) {
       headless = true;
     } else {
@@ -90,7 +88,7 @@ int main(int argc, char** argv) {
     }
   }
   // The scripted player: its key events go through SDL's queue before the Devices pump them.
-  if (frames > 0 && replay_path.empty()) {
+  if (frames > 0 && replay_args.replay.empty()) {
     engine.add_frame_hook([](core::Engine& e) {
       if (e.frame_number() == 10) push_key(SDL_SCANCODE_RIGHT, true);
       if (e.frame_number() == 40) push_key(SDL_SCANCODE_RIGHT, false);
@@ -100,19 +98,8 @@ int main(int argc, char** argv) {
   devices->watch(*window);
   // The devices stay attached (their pump answers the window and quit); a recorder between them
   // and the input saves what each step saw, a replay takes their place as the source.
-  core::InputRecorder recorder(engine, devices.get());
-  std::optional<core::InputReplay> replay;
-  if (!replay_path.empty()) {
-    auto loaded = core::InputReplay::load(replay_path, engine);
-    if (!loaded) {
-      std::fprintf(stderr, "window: --replay: %s\n", loaded.status().c_str());
-      return 2;
-    }
-    replay.emplace(std::move(loaded).value());
-    core::set_input_source(engine, &*replay);
-  } else if (!record.empty()) {
-    core::set_input_source(engine, &recorder);
-  }
+  samples::InputSession session;
+  if (!session.start(engine, devices.get(), replay_args, "window")) return 2;
 
   // A lit cube on a floor, drawn by the render stages into the image the window shows.
   engine.add_plugin<core::TransformPlugin>();
@@ -156,12 +143,7 @@ int main(int argc, char** argv) {
        .target_fps = frames == 0 ? 60.0 : 0.0,
        .fixed_delta_ns = frames == 0 ? 0 : core::kNsPerSecond / 60});
 
-  if (!record.empty()) {
-    if (core::Status s = recorder.save(record); !s) {
-      std::fprintf(stderr, "window: --record: %s\n", s.c_str());
-      return 1;
-    }
-  }
+  if (!session.finish("window")) return 1;
   const float x = world.get<core::Transform>(hero)->translation().x;
   std::printf("window: driver %s, %s, cube at x = %.2f, last copy %.3f ms\n", window->driver(),
               jobs::to_string(engine.mode()), static_cast<double>(x),
