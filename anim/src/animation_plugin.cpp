@@ -64,6 +64,13 @@ struct Animated {
   std::uint32_t batch_count = 0;
 };
 
+// A float track in the Animation resource: the clip it belongs to and where its edges are.
+struct TrackAsset {
+  FloatTrack track;
+  ClipId clip = ClipId::None;
+  float threshold = 0.5f;
+};
+
 struct SkinBatch {
   Animated* character = nullptr;
   std::uint32_t begin = 0;
@@ -76,6 +83,7 @@ struct Animation::Impl {
   std::vector<std::unique_ptr<Asset<Clip>>> clips;
   std::vector<std::unique_ptr<Asset<SkinnedMesh>>> meshes;
   std::vector<std::unique_ptr<Asset<std::vector<float>>>> masks;
+  std::vector<std::unique_ptr<Asset<TrackAsset>>> tracks;
 
   std::vector<std::uint32_t> slot_of;  // entity index -> position in `characters`, or kNone
   std::vector<std::unique_ptr<Animated>> characters;
@@ -151,6 +159,34 @@ core::Result<MaskId> Animation::add_mask(std::vector<float> joint_weights, Skele
   return push<MaskId>(impl_->masks, std::move(joint_weights), skeleton);
 }
 
+core::Result<FloatTrackId> Animation::add_float_track(FloatTrack track, ClipId clip,
+                                                      float threshold) {
+  const Clip* c = this->clip(clip);
+  if (c == nullptr)
+    return Status::error("add_float_track '" + track.name() + "': unknown clip id " +
+                         to_string(static_cast<std::uint32_t>(clip)));
+  if (track.keys().empty())
+    return Status::error("add_float_track: a default-constructed track (use FloatTrack::create)");
+  if (track.duration() != c->duration())
+    return Status::error("add_float_track '" + track.name() + "': duration " +
+                         to_string(track.duration()) + " differs from clip '" + c->name() + "' (" +
+                         to_string(c->duration()) + ")");
+  if (!std::isfinite(threshold))
+    return Status::error("add_float_track '" + track.name() + "': threshold is not finite");
+  return push<FloatTrackId>(impl_->tracks, TrackAsset{std::move(track), clip, threshold},
+                            clip_skeleton(clip));
+}
+
+const FloatTrack* Animation::float_track(FloatTrackId id) const {
+  const auto* a = find_asset(impl_->tracks, id);
+  return a != nullptr ? &a->value.track : nullptr;
+}
+
+ClipId Animation::float_track_clip(FloatTrackId id) const {
+  const auto* a = find_asset(impl_->tracks, id);
+  return a != nullptr ? a->value.clip : ClipId::None;
+}
+
 const Skeleton* Animation::skeleton(SkeletonId id) const {
   const auto* a = find_asset(impl_->skeletons, id);
   return a ? &a->value : nullptr;
@@ -201,6 +237,60 @@ void Animation::advance(float dt, AnimationPlayer& player) const {
     }
     layer.time = t;
   }
+}
+
+void Animation::trigger(float dt, Entity entity, const AnimationPlayer& player,
+                        const AnimationTracks& tracks, core::CommandBuffer& commands) const {
+  // The entity's events, each with how far into the step's playback it lies (the sort key).
+  struct Pending {
+    float progress = 0.0f;
+    AnimationEvent event{};
+  };
+  std::array<Pending, kMaxEntityEventsPerStep> pending{};
+  std::array<TrackEdge, kMaxEntityEventsPerStep> edges{};
+  std::size_t n = 0;
+  bool overflowed = false;
+  for (std::size_t k = 0; k < player.layers.size(); ++k) {
+    const AnimationLayer& layer = player.layers[k];
+    const Clip* c = clip(layer.clip);
+    const float to = layer.time + dt * layer.speed;
+    if (c == nullptr || !std::isfinite(layer.time) || !std::isfinite(to)) continue;
+    const float duration = c->duration();
+    for (const FloatTrackId id : tracks.tracks) {
+      const auto* asset = find_asset(impl_->tracks, id);
+      if (asset == nullptr || asset->value.clip != layer.clip) continue;
+      std::size_t count = 0;
+      bool full = false;
+      const TrackTriggeringJob job{.track = &asset->value.track,
+                                   .from = layer.time,
+                                   .to = to,
+                                   .loop = layer.loop,
+                                   .threshold = asset->value.threshold,
+                                   .edges = std::span(edges).first(pending.size() - n),
+                                   .count = &count,
+                                   .overflowed = &full};
+      if (!job.run()) continue;  // a step playing over 1024 loops: nothing sensible to report
+      overflowed = overflowed || full;
+      for (std::size_t i = 0; i < count; ++i) {
+        const TrackEdge& e = edges[i];
+        float progress = to >= layer.time ? e.time - layer.time : layer.time - e.time;
+        if (layer.loop && progress < 0.0f) progress += duration;
+        pending[n++] = {std::abs(progress),
+                        {entity, id, e.time, static_cast<std::uint8_t>(k), e.rising}};
+      }
+    }
+  }
+  // Insertion sort: stable (ties keep layer, then track order) and allocation-free.
+  for (std::size_t i = 1; i < n; ++i)
+    for (std::size_t j = i; j > 0 && pending[j].progress < pending[j - 1].progress; --j)
+      std::swap(pending[j], pending[j - 1]);
+  for (std::size_t i = 0; i < n; ++i) commands.emit(pending[i].event);
+  events_.fetch_add(n, std::memory_order_relaxed);
+  if (overflowed && event_overflows_.fetch_add(1, std::memory_order_relaxed) == 0)
+    SPINDLE_LOG_ERROR(Anim,
+                      "animation: entity %u raised more than %d events in one step; the rest are "
+                      "dropped (counted in AnimationStats::event_overflows, logged once)",
+                      entity.index, kMaxEntityEventsPerStep);
 }
 
 namespace {
@@ -386,6 +476,8 @@ void Animation::pose(core::StageContext& ctx) {
     }
   });
   stats_.bad_layers = bad_layers_.load(std::memory_order_relaxed);
+  stats_.events = events_.load(std::memory_order_relaxed);
+  stats_.event_overflows = event_overflows_.load(std::memory_order_relaxed);
 }
 
 void Animation::skin(core::StageContext& ctx) {
@@ -438,14 +530,19 @@ void AnimationPlugin::build(core::Engine& engine) {
   world.register_component<AnimationPlayer>("animation_player");
   world.register_component<SkinnedMeshInstance>("skinned_mesh");
   world.register_component<SkinnedBounds>("skinned_bounds");
+  world.register_component<AnimationTracks>("animation_tracks");
+  world.events<AnimationEvent>();
   animation_ = &world.set_resource<Animation>(config_, world.capacity());
   Animation* a = animation_;
   engine.add_system<AnimationPlayer>(
       "anim_advance",
-      [a](core::StageContext& ctx, Entity, AnimationPlayer& player) {
+      [a](core::StageContext& ctx, Entity e, AnimationPlayer& player) {
+        const auto* tracks = ctx.world().storage<AnimationTracks>();
+        if (const AnimationTracks* t = tracks != nullptr ? tracks->get(e.index) : nullptr)
+          a->trigger(ctx.dt(), e, player, *t, ctx.commands());
         a->advance(ctx.dt(), player);
       },
-      kAnimationPhase, {}, core::Access{}.read<Animation>());
+      kAnimationPhase, {}, core::Access{}.read<Animation, AnimationTracks>());
   engine.add_stage({.name = "anim_pose",
                     .phase = kAnimationPhase,
                     .access = core::Access{}

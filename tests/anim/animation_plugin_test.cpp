@@ -2,12 +2,14 @@
 // bad references, entity lifecycle, and bit-identical output in every mode and worker count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
 #include <spindle/anim/animation_plugin.h>
 #include <spindle/anim/blending_job.h>
+#include <spindle/anim/float_track.h>
 #include <spindle/anim/local_to_model_job.h>
 #include <spindle/anim/procedural.h>
 #include <spindle/anim/sampling_job.h>
@@ -408,6 +410,170 @@ std::uint64_t run_crowd(jobs::Mode mode, std::uint32_t workers) {
 TEST(AnimationPlugin, SameOutputInEveryModeAndWorkerCount) {
   ::spindle::test::expect_same_in_every_mode(
       [](jobs::Mode mode, std::uint32_t workers) { return run_crowd(mode, workers); });
+}
+
+// A foot contact on the walk: down (1) from the start to 40% of the clip, lifting to 0 by 45%,
+// down again from 90% to 95%: with threshold 0.5 it falls at 42.5% and rises at 92.5%.
+FloatTrack contact_track(float duration, float shift = 0.0f) {
+  std::vector<FloatKey> keys;
+  const float at[] = {0.0f, 0.4f, 0.45f, 0.9f, 0.95f, 1.0f};
+  const float value[] = {1, 1, 0, 0, 1, 1};
+  for (int i = 0; i < 6; ++i) keys.push_back({at[i] * duration, value[i]});
+  if (shift != 0.0f)  // the other foot: half a cycle later, as a step track
+    for (FloatKey& k : keys) k.value = 1.0f - k.value;
+  core::Result<FloatTrack> r =
+      FloatTrack::create("contact", duration, std::move(keys),
+                         shift != 0.0f ? FloatInterpolation::Step : FloatInterpolation::Linear);
+  EXPECT_TRUE(r) << r.message();
+  return std::move(r.value());
+}
+
+bool operator==(const AnimationEvent& a, const AnimationEvent& b) {
+  return a.entity == b.entity && a.track == b.track && a.time == b.time && a.layer == b.layer &&
+         a.rising == b.rising;
+}
+
+// Two walkers with foot-contact tracks, stepped `steps` times; per step, the events the game
+// reads after it (those raised in the step before).
+struct Footsteps {
+  std::vector<std::vector<AnimationEvent>> per_step;
+  std::vector<core::Entity> entities;
+  FloatTrackId left{}, right{};
+  ClipId walk{};
+  float duration = 0.0f;
+  AnimationStats stats{};
+};
+
+Footsteps run_footsteps(jobs::Mode mode, std::uint32_t workers, int steps, int extra = 0) {
+  const Character c = make(31, 20, 64);
+  core::Engine engine(config(mode, workers));
+  Animation& anim = engine.add_plugin<AnimationPlugin>().animation();
+  const Assets a = add_assets(anim, c);
+  Footsteps out;
+  out.walk = a.walk;
+  out.duration = c.walk.duration();
+  out.left = anim.add_float_track(contact_track(out.duration), a.walk).value();
+  out.right = anim.add_float_track(contact_track(out.duration, 0.5f), a.walk, 0.5f).value();
+  core::World& world = engine.world();
+  for (int i = 0; i < 2 + extra; ++i) {
+    AnimationPlayer p{.skeleton = a.skeleton};
+    // Entity 1 plays backwards, faster; extras vary speed, phase and looping.
+    p.layers[0] = {.clip = a.walk,
+                   .time = 0.1f * static_cast<float>(i) * out.duration,
+                   .speed = i == 1 ? -1.5f : 0.6f + 0.15f * static_cast<float>(i % 5),
+                   .loop = i < 2 || i % 4 != 3};
+    if (i >= 2 && i % 3 == 0) p.layers[1] = {.clip = a.walk, .time = 0.3f, .speed = 2.0f};
+    const core::Entity e = world.create();
+    world.add<AnimationPlayer>(e, p);
+    AnimationTracks tracks;
+    tracks.tracks[0] = out.left;
+    if (i % 2 == 1) tracks.tracks[1] = out.right;
+    world.add<AnimationTracks>(e, tracks);
+    out.entities.push_back(e);
+  }
+  for (int s = 0; s < steps; ++s) {
+    engine.step();
+    const std::span<const AnimationEvent> ev = world.read_events<AnimationEvent>();
+    out.per_step.emplace_back(ev.begin(), ev.end());
+  }
+  out.stats = anim.stats();
+  return out;
+}
+
+TEST(AnimationPlugin, FootContactTracksRaiseEventsEveryStep) {
+  constexpr int kSteps = 150;
+  const Footsteps got = run_footsteps(jobs::Mode::Single, 1, kSteps);
+  const float dt = static_cast<float>(core::ns_to_seconds(core::EngineConfig{}.fixed_step_ns));
+  const float d = got.duration;
+  const FloatTrack left = contact_track(d), right = contact_track(d, 0.5f);
+
+  // By hand: each step's range per entity, the jobs run directly, ordered by playback time.
+  float time[2] = {0.0f, 0.1f * d};
+  const float speed[2] = {0.6f, -1.5f};
+  std::size_t total = 0, rising = 0;
+  for (int s = 0; s + 1 < kSteps; ++s) {
+    std::vector<AnimationEvent> want;
+    for (int i = 0; i < 2; ++i) {
+      const float from = time[i], to = from + dt * speed[i];
+      std::vector<std::pair<float, AnimationEvent>> entity;
+      for (const auto& [track, id] : {std::pair{&left, got.left}, std::pair{&right, got.right}}) {
+        if (i == 0 && id == got.right) continue;
+        std::array<TrackEdge, 8> edges;
+        std::size_t count = 0;
+        bool overflowed = false;
+        ASSERT_TRUE((TrackTriggeringJob{.track = track,
+                                        .from = from,
+                                        .to = to,
+                                        .edges = edges,
+                                        .count = &count,
+                                        .overflowed = &overflowed})
+                        .run());
+        for (std::size_t k = 0; k < count; ++k) {
+          float progress = to >= from ? edges[k].time - from : from - edges[k].time;
+          if (progress < 0.0f) progress += d;
+          entity.push_back(
+              {progress,
+               {got.entities[static_cast<std::size_t>(i)], id, edges[k].time, 0, edges[k].rising}});
+        }
+      }
+      std::stable_sort(entity.begin(), entity.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const auto& [progress, e] : entity) want.push_back(e);
+      float t = std::fmod(to, d);
+      if (t < 0.0f) t += d;
+      time[i] = t >= d ? 0.0f : t;
+    }
+    const std::vector<AnimationEvent>& seen = got.per_step[static_cast<std::size_t>(s) + 1];
+    ASSERT_EQ(seen.size(), want.size()) << "step " << s;
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      EXPECT_TRUE(seen[k] == want[k]) << "step " << s << " event " << k;
+      rising += seen[k].rising ? 1u : 0u;
+    }
+    total += want.size();
+  }
+  EXPECT_TRUE(got.per_step[0].empty()) << "nothing raised before the first step";
+  // About 1.5 s of walking at 0.6 and 1.5 clips per second: several contacts on each foot.
+  EXPECT_GE(total, 6u);
+  EXPECT_GT(rising, 0u);
+  EXPECT_LT(rising, total);
+  EXPECT_GE(got.stats.events, total) << "the last step's events are counted, not yet read";
+  EXPECT_EQ(got.stats.event_overflows, 0u);
+}
+
+TEST(AnimationPlugin, FloatTracksAreCheckedAgainstTheirClip) {
+  const Character c = make(32, 20, 64);
+  core::Engine engine(config(jobs::Mode::Single));
+  Animation& anim = engine.add_plugin<AnimationPlugin>().animation();
+  const Assets a = add_assets(anim, c);
+  EXPECT_FALSE(anim.add_float_track(contact_track(c.walk.duration()), ClipId{99}));
+  EXPECT_FALSE(anim.add_float_track(contact_track(c.walk.duration() * 2.0f), a.walk))
+      << "another duration";
+  EXPECT_FALSE(anim.add_float_track(contact_track(c.walk.duration()), a.walk, NAN));
+  EXPECT_FALSE(anim.add_float_track(FloatTrack{}, a.walk));
+  const FloatTrackId id = anim.add_float_track(contact_track(c.walk.duration()), a.walk).value();
+  EXPECT_EQ(anim.float_track_clip(id), a.walk);
+  EXPECT_NE(anim.float_track(id), nullptr);
+  EXPECT_EQ(anim.float_track(FloatTrackId{7}), nullptr);
+}
+
+TEST(AnimationPlugin, SameEventsInEveryModeAndWorkerCount) {
+  const std::uint64_t reference =
+      ::spindle::test::expect_same_in_every_mode([](jobs::Mode mode, std::uint32_t workers) {
+        const Footsteps f = run_footsteps(mode, workers, 90, 30);
+        core::Hasher h;
+        for (const auto& step : f.per_step) {
+          h.add(step.size());
+          for (const AnimationEvent& e : step) {
+            std::uint32_t time_bits = 0;
+            std::memcpy(&time_bits, &e.time, sizeof time_bits);
+            h.add(e.entity.bits());
+            h.add(static_cast<std::uint64_t>(e.track) << 32 | time_bits);
+            h.add(std::uint64_t{e.layer} << 1 | (e.rising ? 1u : 0u));
+          }
+        }
+        return h.value();
+      });
+  EXPECT_NE(reference, core::Hasher{}.value()) << "events were raised";
 }
 
 }  // namespace

@@ -14,14 +14,21 @@
 //   world.add<spindle::anim::AnimationPlayer>(e, player);
 //   world.add<spindle::anim::SkinnedMeshInstance>(e, spindle::anim::SkinnedMeshInstance{mesh});
 //   world.add<spindle::anim::SkinnedBounds>(e);              // optional: bounds as a component
+//   spindle::anim::FloatTrackId left = anim.add_float_track(std::move(contact), walk).value();
+//   world.add<spindle::anim::AnimationTracks>(e, {.tracks = {left}});  // optional: events
 //   ...
+//   for (const spindle::anim::AnimationEvent& ev :                    // in the next step
+//        world.read_events<spindle::anim::AnimationEvent>()) footstep(ev.entity, ev.time);
 //   spindle::anim::CharacterView v = anim.view(e);           // after the frame: what to draw
 //   draw(v.positions, v.normals, world.get<WorldTransform>(e));
 //
 // Stages (kAnimationPhase):
 //   anim_advance  simulation, per entity: each layer's time += dt * speed, wrapped into
 //                 [0, duration) when looping (any speed sign), clamped to [0, duration] otherwise;
-//                 a non-finite time restarts at 0.
+//                 a non-finite time restarts at 0. First, for an entity with AnimationTracks,
+//                 each listed float track's threshold crossings over that step's range
+//                 [time, time + dt * speed) of every layer playing the track's clip become
+//                 AnimationEvents (TrackTriggeringJob; read in the next step, events.h).
 //   anim_pose     presentation, parallel over characters: sample every layer (one cursor cache
 //                 per layer), blend (normal layers by weight and mask, then additive layers),
 //                 local to model, palette (model x inverse bind).
@@ -40,7 +47,10 @@
 // resource; add them between frames (main thread), never while a frame runs.
 //
 // Determinism: every character is computed from its own player and assets only, and bounds are
-// min/max reductions, so results are bit-identical in every job mode and worker count.
+// min/max reductions, so results are bit-identical in every job mode and worker count. Events go
+// through the stage's command buffers, so they arrive in the order anim_advance visits entities
+// (the players' storage order), and within an entity in playback time order (ties: layer, then
+// track list order), in every mode.
 #pragma once
 
 #include <array>
@@ -53,6 +63,7 @@
 #include <glm/glm.hpp>
 
 #include <spindle/anim/clip.h>
+#include <spindle/anim/float_track.h>
 #include <spindle/anim/skeleton.h>
 #include <spindle/anim/skinned_mesh.h>
 #include <spindle/base/result.h>
@@ -66,8 +77,13 @@ enum class SkeletonId : std::uint32_t { None = 0 };
 enum class ClipId : std::uint32_t { None = 0 };
 enum class MeshId : std::uint32_t { None = 0 };
 enum class MaskId : std::uint32_t { None = 0 };
+enum class FloatTrackId : std::uint32_t { None = 0 };
 
 inline constexpr int kMaxPlayerLayers = 4;
+inline constexpr int kMaxEntityTracks = 4;
+// Events one entity can raise in one step; more are dropped and counted
+// (AnimationStats::event_overflows).
+inline constexpr int kMaxEntityEventsPerStep = 32;
 
 // One clip playing on a character. A layer with clip None is off. (No padding: the world's
 // state hash reads the bytes.)
@@ -85,6 +101,21 @@ struct AnimationLayer {
 struct AnimationPlayer {
   SkeletonId skeleton = SkeletonId::None;
   std::array<AnimationLayer, kMaxPlayerLayers> layers{};
+};
+
+// The float tracks whose crossings become AnimationEvents for this entity; None entries are
+// unused. A track fires for every layer of the entity's player that plays the track's clip.
+struct AnimationTracks {
+  std::array<FloatTrackId, kMaxEntityTracks> tracks{};
+};
+
+// A float track crossed its threshold on an entity during a simulation step.
+struct AnimationEvent {
+  core::Entity entity{};
+  FloatTrackId track = FloatTrackId::None;
+  float time = 0.0f;       // clip time of the crossing
+  std::uint8_t layer = 0;  // the player's layer that played it
+  bool rising = false;     // in the playback direction (TrackEdge::rising)
 };
 
 // The mesh the character's palette skins (made for the player's skeleton).
@@ -127,13 +158,15 @@ struct CharacterView {
 };
 
 struct AnimationStats {
-  std::uint32_t characters = 0;  // posed last frame
-  std::uint32_t skinned = 0;     // of which with a mesh
-  std::uint64_t vertices = 0;    // skinned last frame
-  std::uint32_t batches = 0;     // skinning batches last frame
-  std::uint32_t rejected = 0;    // characters currently rejected
-  std::uint64_t bad_layers = 0;  // layers skipped (unknown clip/mask, other skeleton), total
-  std::uint64_t rebuilds = 0;    // times a character's buffers were (re)allocated, total
+  std::uint32_t characters = 0;       // posed last frame
+  std::uint32_t skinned = 0;          // of which with a mesh
+  std::uint64_t vertices = 0;         // skinned last frame
+  std::uint32_t batches = 0;          // skinning batches last frame
+  std::uint32_t rejected = 0;         // characters currently rejected
+  std::uint64_t bad_layers = 0;       // layers skipped (unknown clip/mask, other skeleton), total
+  std::uint64_t rebuilds = 0;         // times a character's buffers were (re)allocated, total
+  std::uint64_t events = 0;           // AnimationEvents raised, total
+  std::uint64_t event_overflows = 0;  // entity steps with more than kMaxEntityEventsPerStep
 };
 
 class Animation {
@@ -154,6 +187,8 @@ class Animation {
   core::Result<MeshId> add_mesh(SkinnedMesh mesh, SkeletonId skeleton);
   // One weight per joint of the skeleton, each in [0, kMaxBlendWeight].
   core::Result<MaskId> add_mask(std::vector<float> joint_weights, SkeletonId skeleton);
+  // A float track for the clip (same duration); `threshold` (finite) is where its edges are.
+  core::Result<FloatTrackId> add_float_track(FloatTrack track, ClipId clip, float threshold = 0.5f);
 
   const Skeleton* skeleton(SkeletonId id) const;
   const Clip* clip(ClipId id) const;
@@ -161,6 +196,9 @@ class Animation {
   SkeletonId clip_skeleton(ClipId id) const;
   const SkinnedMesh* mesh(MeshId id) const;
   SkeletonId mesh_skeleton(MeshId id) const;
+  const FloatTrack* float_track(FloatTrackId id) const;
+  // The clip a float track was added for (None for an unknown id).
+  ClipId float_track_clip(FloatTrackId id) const;
 
   CharacterView view(core::Entity entity) const;
   const AnimationStats& stats() const { return stats_; }
@@ -168,6 +206,10 @@ class Animation {
 
   // Moves the player's layer times by dt seconds (anim_advance runs it for every player).
   void advance(float dt, AnimationPlayer& player) const;
+  // Records the AnimationEvents of advancing the player by dt (anim_advance runs it first, for
+  // every player with AnimationTracks). Unknown track ids and clips are skipped.
+  void trigger(float dt, core::Entity entity, const AnimationPlayer& player,
+               const AnimationTracks& tracks, core::CommandBuffer& commands) const;
   // The other stages' work (AnimationPlugin registers them).
   void pose(core::StageContext& ctx);
   void skin(core::StageContext& ctx);
@@ -177,6 +219,8 @@ class Animation {
   AnimationConfig config_;
   AnimationStats stats_;
   std::atomic<std::uint64_t> bad_layers_{0};
+  mutable std::atomic<std::uint64_t> events_{0};
+  mutable std::atomic<std::uint64_t> event_overflows_{0};
   std::uint64_t assets_added_ = 0;  // rejected characters are retried when this changes
   std::unique_ptr<Impl> impl_;
 };
@@ -185,8 +229,8 @@ class Animation {
 // preparation.
 inline constexpr core::Phase kAnimationPhase{"animation", 500};
 
-// Registers the components (animation_player, skinned_mesh, skinned_bounds), the Animation
-// resource and the three stages.
+// Registers the components (animation_player, skinned_mesh, skinned_bounds, animation_tracks),
+// the AnimationEvent queue, the Animation resource and the three stages.
 class AnimationPlugin final : public core::Plugin {
  public:
   explicit AnimationPlugin(AnimationConfig config = {}) : config_(config) {}
