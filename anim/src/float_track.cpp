@@ -106,7 +106,7 @@ Status TrackTriggeringJob::run() const {
   const std::size_t segments = keys.size() - 1;
   const double duration = track->duration();
   const bool forward = to >= from;
-  // The range in unwrapped time, as the jobs's contract states it: [lo, hi) forward, (lo, hi]
+  // The range in unwrapped time, as the job's contract states it: [lo, hi) forward, (lo, hi]
   // backward.
   double lo = std::min<double>(from, to), hi = std::max<double>(from, to);
   if (!loop) lo = std::clamp(lo, 0.0, duration), hi = std::clamp(hi, 0.0, duration);

@@ -413,17 +413,18 @@ TEST(AnimationPlugin, SameOutputInEveryModeAndWorkerCount) {
 }
 
 // A foot contact on the walk: down (1) from the start to 40% of the clip, lifting to 0 by 45%,
-// down again from 90% to 95%: with threshold 0.5 it falls at 42.5% and rises at 92.5%.
-FloatTrack contact_track(float duration, float shift = 0.0f) {
+// down again from 90% to 95%: with threshold 0.5 it falls at 42.5% and rises at 92.5%. The other
+// foot is the opposite, as a step track (edges at 40% and 90%).
+FloatTrack contact_track(float duration, bool other_foot = false) {
   std::vector<FloatKey> keys;
   const float at[] = {0.0f, 0.4f, 0.45f, 0.9f, 0.95f, 1.0f};
   const float value[] = {1, 1, 0, 0, 1, 1};
   for (int i = 0; i < 6; ++i) keys.push_back({at[i] * duration, value[i]});
-  if (shift != 0.0f)  // the other foot: half a cycle later, as a step track
+  if (other_foot)
     for (FloatKey& k : keys) k.value = 1.0f - k.value;
   core::Result<FloatTrack> r =
       FloatTrack::create("contact", duration, std::move(keys),
-                         shift != 0.0f ? FloatInterpolation::Step : FloatInterpolation::Linear);
+                         other_foot ? FloatInterpolation::Step : FloatInterpolation::Linear);
   EXPECT_TRUE(r) << r.message();
   return std::move(r.value());
 }
@@ -453,7 +454,7 @@ Footsteps run_footsteps(jobs::Mode mode, std::uint32_t workers, int steps, int e
   out.walk = a.walk;
   out.duration = c.walk.duration();
   out.left = anim.add_float_track(contact_track(out.duration), a.walk).value();
-  out.right = anim.add_float_track(contact_track(out.duration, 0.5f), a.walk, 0.5f).value();
+  out.right = anim.add_float_track(contact_track(out.duration, true), a.walk, 0.5f).value();
   core::World& world = engine.world();
   for (int i = 0; i < 2 + extra; ++i) {
     AnimationPlayer p{.skeleton = a.skeleton};
@@ -485,7 +486,7 @@ TEST(AnimationPlugin, FootContactTracksRaiseEventsEveryStep) {
   const Footsteps got = run_footsteps(jobs::Mode::Single, 1, kSteps);
   const float dt = static_cast<float>(core::ns_to_seconds(core::EngineConfig{}.fixed_step_ns));
   const float d = got.duration;
-  const FloatTrack left = contact_track(d), right = contact_track(d, 0.5f);
+  const FloatTrack left = contact_track(d), right = contact_track(d, true);
 
   // By hand: each step's range per entity, the jobs run directly, ordered by playback time.
   float time[2] = {0.0f, 0.1f * d};
