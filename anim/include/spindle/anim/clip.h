@@ -50,8 +50,8 @@
 //   spindle::core::Result<spindle::anim::Clip> c = clip.value().compressed();
 //   // c.value().is_compressed() (and is_quantized()); same error_bound() as quantized().
 //
-// - Values are the 16-bit encodings above, with the same bound; a compressed clip samples
-//   bit-identically to quantized() of the same float clip.
+// - Values are the 16-bit encodings above, with the same bound; a compressed clip samples the
+//   same keys as quantized() of the same float clip (equal to within float rounding).
 // - Key times are 16-bit indices into one table of the clip's distinct key times (31 floats for
 //   a 30 keys/s, 1 s clip), so times stay exact.
 // - All tracks' keys are one stream of keys (track, time index, value: 8 bytes while the clip has

@@ -24,8 +24,9 @@
 // Compressed clips (Clip::compressed()) keep each track's two decoded keys in the cache and a
 // position in the clip's key stream: forward playback decodes each key once, when time passes it,
 // and does no search; backwards time, a jump or another clip reseeks from the clip's seek table
-// (decoding two keys per track). The result is the same bits either way, and the same bits as
-// sampling quantized() of the same float clip. The cache holds ~120 bytes per joint for this.
+// (decoding two keys per track). The result is the same bits either way, and within float rounding
+// of sampling quantized() of the same float clip (same keys; the interpolation fraction is a
+// multiply by a stored reciprocal, not a division). The cache holds ~150 bytes per joint for this.
 #pragma once
 
 #include <cstdint>
@@ -65,6 +66,7 @@ class SamplingCache {
   struct DecodedKeys {
     float t0 = 0.0f;
     float t1 = 0.0f;
+    float inv_span = 0.0f;  // 1 / (t1 - t0), or 0 when t1 == t0
     glm::vec4 v0{0.0f};
     glm::vec4 v1{0.0f};
   };
