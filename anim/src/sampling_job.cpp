@@ -186,11 +186,14 @@ SPINDLE_ANIM_INLINE Value sample_pair(const Pair& d, float t, FromVec4 from) {
 
 }  // namespace
 
-void SamplingCache::resize(int joint_count) {
+void SamplingCache::resize(int joint_count, CacheFor clips) {
   const auto tracks = static_cast<std::size_t>(std::max(joint_count, 0)) * 3;
+  const std::size_t decoded = clips == CacheFor::AnyClip ? tracks : 0;
   cursors_.assign(tracks, 0);
-  decoded_.assign(tracks, {});
-  found_.assign(tracks, 0);
+  decoded_.assign(decoded, {});
+  decoded_.shrink_to_fit();
+  found_.assign(decoded, 0);
+  found_.shrink_to_fit();
   next_ = 0;
   clip_ = nullptr;
 }
@@ -241,6 +244,10 @@ core::Status SamplingJob::validate() const {
     return core::Status::error("SamplingJob: cache holds " +
                                std::to_string(cache->joint_capacity()) + " joints, clip has " +
                                std::to_string(n));
+  if (clip->is_compressed() && !cache->holds_compressed())
+    return core::Status::error("SamplingJob: clip '" + clip->name() +
+                               "' is compressed, the cache was sized for "
+                               "CacheFor::UncompressedClips");
   if (output.size() != static_cast<std::size_t>(n))
     return core::Status::error("SamplingJob: output has " + std::to_string(output.size()) +
                                " joints, clip has " + std::to_string(n));

@@ -268,6 +268,24 @@ TEST(CompressedClip, RefusesWhatItCannotHold) {
   EXPECT_NE(r.message().find("scale range overflows"), std::string::npos) << r.message();
 }
 
+TEST(CompressedClip, CacheSizedForUncompressedClipsRefusesThem) {
+  const Clip& source = clips().character.walk;
+  const Clip c = source.compressed().value();
+  SamplingCache lean(c.joint_count(), CacheFor::UncompressedClips);
+  EXPECT_FALSE(lean.holds_compressed());
+  std::vector<JointTransform> pose(static_cast<std::size_t>(c.joint_count()));
+  const core::Status s =
+      SamplingJob{.clip = &c, .time = 0.5f, .cache = &lean, .output = pose}.run();
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("CacheFor::UncompressedClips"), std::string::npos) << s.message();
+  EXPECT_TRUE((SamplingJob{.clip = &source, .time = 0.5f, .cache = &lean, .output = pose}.run()));
+  const Clip q = source.quantized().value();
+  EXPECT_TRUE((SamplingJob{.clip = &q, .time = 0.5f, .cache = &lean, .output = pose}.run()));
+  lean.resize(c.joint_count());  // AnyClip
+  EXPECT_TRUE(lean.holds_compressed());
+  EXPECT_TRUE((SamplingJob{.clip = &c, .time = 0.5f, .cache = &lean, .output = pose}.run()));
+}
+
 TEST(CompressedClip, OneKeyTracksAndTimesOutsideTheKeys) {
   JointTrack t;
   t.translations = {{0.5f, glm::vec3(1, 2, 3)}};

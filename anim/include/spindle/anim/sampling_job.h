@@ -39,17 +39,25 @@
 
 namespace spindle::anim {
 
+// Which clips a SamplingCache must be able to sample. Compressed clips need ~130 bytes more per
+// joint (the decoded key pairs); a cache that only ever sees float or quantized() clips can skip
+// them.
+enum class CacheFor { AnyClip, UncompressedClips };
+
 class SamplingCache {
  public:
   SamplingCache() = default;
-  explicit SamplingCache(int joint_count) { resize(joint_count); }
+  explicit SamplingCache(int joint_count, CacheFor clips = CacheFor::AnyClip) {
+    resize(joint_count, clips);
+  }
 
   // Allocates room for a clip of up to joint_count joints; do this at set-up, not per frame.
-  void resize(int joint_count);
+  void resize(int joint_count, CacheFor clips = CacheFor::AnyClip);
   // Forget the cursors (the next sample searches); needed if a clip is destroyed and another is
   // created at the same address.
   void invalidate() { clip_ = nullptr; }
   int joint_capacity() const { return static_cast<int>(cursors_.size() / 3); }
+  bool holds_compressed() const { return decoded_.size() == cursors_.size(); }
 
   // Binary searches done so far (one per track that could not step forward; one per reseek of a
   // compressed clip); for tests and stats.
