@@ -55,14 +55,18 @@
 // - Key times are 16-bit indices into one table of the clip's distinct key times (31 floats for
 //   a 30 keys/s, 1 s clip), so times stay exact.
 // - All tracks' keys are one stream of keys (track, time index, value: 8 bytes while the clip has
-//   at most 85 joints and 256 distinct times, else up to 10) sorted by when
-//   playback needs them: first keys 0 and 1 of every track, then key k of a track at the time of
-//   its key k - 1. A SamplingCache keeps each track's two decoded keys and a stream position, so
-//   forward playback decodes each key once, when time passes it. A one-key track is stored twice.
+//   at most 85 joints and 256 distinct times, else up to 10) sorted by when playback needs them:
+//   first keys 0 and 1 of every track, then key k of a track at the time of its key k - 1. A
+//   SamplingCache keeps each track's two decoded keys and a stream position, so forward playback
+//   decodes each key once, when time passes it. A one-key track is stored twice.
 // - Seeking (backwards, a jump, another clip): a table gives, per distinct time, how much of the
 //   stream is consumed by then; the cache scans back from there reading only track indices and
 //   decodes the two live keys of each track. Nothing is replayed from time 0.
 // - Limits: at most 21845 joints (track indices are 16-bit) and 65535 distinct key times.
+// - Sizes, 50 joints: a walk keyed at 30/s on every track is 40 KB (16-bit: 50 KB, float: 87 KB;
+//   27 KB after KeyframeOptimizer at 1 mm). Irregular key times cost 8 bytes per distinct time
+//   (table and seek table) and 16-bit time indices: make_character's walk is 14.6 KB against
+//   10.8 KB quantized().
 #pragma once
 
 #include <array>
@@ -121,7 +125,7 @@ class Clip {
 
   // A copy with 16-bit keys and no float keys (see the top of this file). Quantising a quantised
   // clip returns a copy of it (same keys, same bound). Error when a track's value range
-  // overflows a float (e.g. keys at -3e38 and 3e38).
+  // overflows a float (e.g. keys at -3e38 and 3e38), or for a compressed() clip.
   core::Result<Clip> quantized() const;
   // A copy in the compressed stream (see the top of this file). Compressing a compressed clip
   // returns a copy. Errors: a quantized() clip (compress the float clip it came from), too many
