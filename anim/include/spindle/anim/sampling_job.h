@@ -20,6 +20,13 @@
 // Quantised clips (Clip::quantized()) sample the same way: their key times are exact, so cursors
 // and searches match the float clip's, and only the two keys around the time are decoded (about
 // twice the float cost, for half the memory).
+//
+// Compressed clips (Clip::compressed()) keep each track's two decoded keys in the cache and a
+// position in the clip's key stream: forward playback decodes each key once, when time passes it,
+// and does no search; backwards time, a jump or another clip reseeks from the clip's seek table
+// (decoding two keys per track). The result is the same bits either way, and within float rounding
+// of sampling quantized() of the same float clip (same keys; the interpolation fraction is a
+// multiply by a stored reciprocal, not a division). The cache holds ~150 bytes per joint for this.
 #pragma once
 
 #include <cstdint>
@@ -32,28 +39,53 @@
 
 namespace spindle::anim {
 
+// Which clips a SamplingCache must be able to sample. Compressed clips need ~130 bytes more per
+// joint (the decoded key pairs); a cache that only ever sees float or quantized() clips can skip
+// them.
+enum class CacheFor { AnyClip, UncompressedClips };
+
 class SamplingCache {
  public:
   SamplingCache() = default;
-  explicit SamplingCache(int joint_count) { resize(joint_count); }
+  explicit SamplingCache(int joint_count, CacheFor clips = CacheFor::AnyClip) {
+    resize(joint_count, clips);
+  }
 
   // Allocates room for a clip of up to joint_count joints; do this at set-up, not per frame.
-  void resize(int joint_count);
+  void resize(int joint_count, CacheFor clips = CacheFor::AnyClip);
   // Forget the cursors (the next sample searches); needed if a clip is destroyed and another is
   // created at the same address.
   void invalidate() { clip_ = nullptr; }
   int joint_capacity() const { return static_cast<int>(cursors_.size() / 3); }
+  bool holds_compressed() const { return decoded_.size() == cursors_.size(); }
 
-  // Binary searches done so far (one per track that could not step forward); for tests and stats.
+  // Binary searches done so far (one per track that could not step forward; one per reseek of a
+  // compressed clip); for tests and stats.
   std::uint64_t searches() const { return searches_; }
+  // Compressed-clip keys decoded so far; for tests and stats.
+  std::uint64_t decoded_keys() const { return decoded_keys_; }
 
  private:
   friend struct SamplingJob;
   // [3 * joint + 0 / 1 / 2]: translation / rotation / scale cursor.
   std::vector<std::uint32_t> cursors_;
+  // Compressed clips, [3 * joint + 0 / 1 / 2]: the two keys around the last sampled time (a
+  // rotation as x, y, z, w) and, while reseeking, how many of them are found.
+  struct DecodedKeys {
+    float t0 = 0.0f;
+    float t1 = 0.0f;
+    float inv_span = 0.0f;  // 1 / (t1 - t0), or 0 when t1 == t0
+    glm::vec4 v0{0.0f};
+    glm::vec4 v1{0.0f};
+  };
+  std::vector<DecodedKeys> decoded_;
+  std::vector<std::uint8_t> found_;
+  // Compressed clips: stream keys decoded so far.
+  std::uint32_t next_ = 0;
   const Clip* clip_ = nullptr;
   float time_ = 0.0f;
   std::uint64_t searches_ = 0;
+  std::uint64_t decoded_keys_ = 0;
 };
 
 struct SamplingJob {
@@ -69,6 +101,9 @@ struct SamplingJob {
   core::Status validate() const;
   // Validates, then samples. The job is const; the cache is the only state it changes.
   core::Status run() const;
+
+ private:
+  void sample_compressed() const;
 };
 
 }  // namespace spindle::anim
