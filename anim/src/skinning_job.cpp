@@ -422,7 +422,8 @@ core::Status SkinningJob::validate() const {
   if (!out_normals.empty() && !out_normals_strided.empty())
     return core::Status::error("SkinningJob: set out_normals or out_normals_strided, not both");
   const bool normals_out = !out_normals.empty() || !out_normals_strided.empty();
-  if (in_normals.empty() == normals_out)
+  // (With no vertices, empty in_normals cannot say whether normals were meant.)
+  if (n > 0 && in_normals.empty() == normals_out)
     return core::Status::error(
         "SkinningJob: in_normals and out_normals must both be set or both "
         "empty");
