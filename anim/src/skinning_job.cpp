@@ -159,11 +159,13 @@ inline void blend(const float* pal, const std::uint16_t* j, const float* w, __m1
   const float* m1 = pal + 4 * kVecs * j[1];
   const float* m2 = pal + 4 * kVecs * j[2];
   const float* m3 = pal + 4 * kVecs * j[3];
+  // The row copy is 16-byte aligned (so loads fold into the multiplies); a caller's glm
+  // matrices need not be.
+  const auto load = [](const float* f) { return kVecs == 3 ? _mm_load_ps(f) : _mm_loadu_ps(f); };
   for (int k = 0; k < kVecs; ++k)
-    out[k] = _mm_add_ps(_mm_add_ps(_mm_mul_ps(w0, _mm_load_ps(m0 + 4 * k)),
-                                   _mm_mul_ps(w1, _mm_load_ps(m1 + 4 * k))),
-                        _mm_add_ps(_mm_mul_ps(w2, _mm_load_ps(m2 + 4 * k)),
-                                   _mm_mul_ps(w3, _mm_load_ps(m3 + 4 * k))));
+    out[k] =
+        _mm_add_ps(_mm_add_ps(_mm_mul_ps(w0, load(m0 + 4 * k)), _mm_mul_ps(w1, load(m1 + 4 * k))),
+                   _mm_add_ps(_mm_mul_ps(w2, load(m2 + 4 * k)), _mm_mul_ps(w3, load(m3 + 4 * k))));
 }
 
 // Reciprocal square root estimate refined by one Newton-Raphson step (relative error about
@@ -222,6 +224,19 @@ inline void put(const Out3& o, std::size_t i, const Lanes& v, std::size_t count)
       _mm_storeu_ps(o.x + i, v.x);
       _mm_storeu_ps(o.y + i, v.y);
       _mm_storeu_ps(o.z + i, v.z);
+    }
+    return;
+  }
+  if (o.step != 1) {
+    // Interleaved: back to one (x, y, z, -) vector per vertex, each stored as 8 + 4 bytes so
+    // nothing past z is touched.
+    __m128 a = v.x, b = v.y, c = v.z, d = v.z;
+    transpose(a, b, c, d);
+    const __m128 lanes[4] = {a, b, c, d};
+    for (std::size_t l = 0; l < count; ++l) {
+      float* x = o.x + (i + l) * o.step;
+      _mm_storel_pi(reinterpret_cast<__m64*>(x), lanes[l]);
+      _mm_store_ss(x + 2, _mm_movehl_ps(lanes[l], lanes[l]));
     }
     return;
   }
@@ -313,9 +328,15 @@ void skin(const SkinningJob& job, const Out3& op, const Out3& on, Bounds* bounds
     return;
   }
   alignas(16) float rows[kRowJoints * 12];
-  for (std::size_t j = 0; j < palette.size(); ++j)
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 4; ++c) rows[12 * j + 4 * r + c] = palette[j][c][r];
+  for (std::size_t j = 0; j < palette.size(); ++j) {
+    const float* m = glm::value_ptr(palette[j]);
+    __m128 c0 = _mm_loadu_ps(m), c1 = _mm_loadu_ps(m + 4);
+    __m128 c2 = _mm_loadu_ps(m + 8), c3 = _mm_loadu_ps(m + 12);
+    transpose(c0, c1, c2, c3);
+    _mm_store_ps(rows + 12 * j, c0);
+    _mm_store_ps(rows + 12 * j + 4, c1);
+    _mm_store_ps(rows + 12 * j + 8, c2);
+  }
   skin<3>(job, rows, op, on, bounds);
 }
 #else
