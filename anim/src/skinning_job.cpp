@@ -304,8 +304,8 @@ void skin(const SkinningJob& job, const float* pal, const Out3& op, const Out3& 
       v[5][l] = all.nz[s];
     }
     const bool normals = all.nx != nullptr;
-    const Inputs in{ji,  jw, v[0], v[1], v[2], normals ? v[3] : nullptr, normals ? v[4] : nullptr,
-                    v[5]};
+    const Inputs in{ji,   jw,  v[0], v[1], v[2], normals ? v[3] : nullptr,
+                    v[4], v[5]};  // skin4 reads no normal when nx is null
     skin4<kVecs>(pal, in, normalize, p, n);
     if (bounds != nullptr) b.add(p);
     put(op, i, p, count - i);
@@ -478,6 +478,13 @@ core::Status SkinningJob::validate() const {
                                    ")");
   }
   return {};
+}
+
+StridedStream3 StridedStream3::subspan(std::size_t begin, std::size_t count) const {
+  if (empty()) return {};
+  const std::size_t first = std::min(begin * stride, bytes.size());
+  const std::size_t size = std::min(count * stride, bytes.size() - first);
+  return {bytes.subspan(first, size), stride, offset};
 }
 
 SkinningJob SkinningJob::batch(std::size_t begin, std::size_t count) const {

@@ -31,7 +31,6 @@
 // time, or a portable block-SoA path).
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -78,13 +77,9 @@ struct StridedStream3 {
   // Bytes from the start of a vertex to its x: a multiple of 4.
   std::size_t offset = 0;
   bool empty() const { return bytes.empty() && stride == 0; }
-  // Vertices [begin, begin + count) (an empty stream stays empty).
-  StridedStream3 subspan(std::size_t begin, std::size_t count) const {
-    if (empty()) return {};
-    const std::size_t first = std::min(begin * stride, bytes.size());
-    const std::size_t size = std::min(count * stride, bytes.size() - first);
-    return {bytes.subspan(first, size), stride, offset};
-  }
+  // Vertices [begin, begin + count): the bytes from vertex begin on, at most count strides (an
+  // empty stream stays empty).
+  StridedStream3 subspan(std::size_t begin, std::size_t count) const;
 };
 
 struct SkinningJob {
@@ -116,7 +111,7 @@ struct SkinningJob {
   // SoA outputs that are 16-byte aligned only; strided outputs are written with plain stores.
   bool streaming_stores = false;
   // Optional: set both to receive the bounds (per-axis min and max) of the skinned positions,
-  // computed from the block while it is in cache (not read back from the outputs).
+  // computed while skinning (not read back from the outputs).
   glm::vec3* out_min = nullptr;
   glm::vec3* out_max = nullptr;
 
