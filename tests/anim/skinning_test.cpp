@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include <glm/gtc/matrix_transform.hpp>
@@ -30,9 +32,12 @@ struct Mesh {
   std::vector<float> px, py, pz, nx, ny, nz;
   std::vector<float> ox, oy, oz, onx, ony, onz;
 
-  explicit Mesh(std::size_t count) : n(count) {
+  // `joints` palette matrices (rigid + uniform scale); the vertices use the first `used` of them
+  // (all by default).
+  explicit Mesh(std::size_t count, int joint_count = 6, int used_joints = 0) : n(count) {
     Rng rng;
-    for (int j = 0; j < 6; ++j) {  // rigid + uniform scale
+    const float pick = static_cast<float>(used_joints > 0 ? used_joints : joint_count);
+    for (int j = 0; j < joint_count; ++j) {
       const float f = static_cast<float>(j);
       palette.push_back(glm::translate(glm::mat4(1.0f), glm::vec3(f, -2.0f * f, 0.5f)) *
                         glm::mat4_cast(axis_angle(25.0f * f + 5.0f, {f, 1.0f, 2.0f - f})) *
@@ -44,7 +49,7 @@ struct Mesh {
       for (int k = 0; k < used; ++k) sum += (w[k] = 0.1f + rng.next());
       for (int k = 0; k < 4; ++k) {
         weights.push_back(w[k] / sum);
-        joints.push_back(static_cast<std::uint16_t>(rng.next() * 6.0f));
+        joints.push_back(static_cast<std::uint16_t>(rng.next() * pick));
       }
       px.push_back(rng.next() * 4 - 2);
       py.push_back(rng.next() * 4 - 2);
@@ -176,6 +181,180 @@ TEST(SkinningJob, ValidateRejectsBadInputs) {
   j = m.job();
   j.in_normals.x = std::span(m.nx).first(3);
   EXPECT_EQ(j.validate().message(), "SkinningJob: normals must have 8 vertices");
+}
+
+// A vertex buffer of kStride-byte vertices: position at kPosOffset, normal at kNrmOffset, the
+// rest padding that skinning must leave alone.
+constexpr std::size_t kStride = 44, kPosOffset = 4, kNrmOffset = 20;
+constexpr std::byte kPad{0xA5};
+
+SkinningJob strided_job(Mesh& m, std::vector<std::byte>& vb) {
+  vb.assign(m.n * kStride, kPad);
+  SkinningJob j = m.job();
+  j.out_positions = {};
+  j.out_normals = {};
+  j.out_positions_strided = {vb, kStride, kPosOffset};
+  j.out_normals_strided = {vb, kStride, kNrmOffset};
+  return j;
+}
+
+float at(const std::vector<std::byte>& vb, std::size_t v, std::size_t offset) {
+  float f;
+  std::memcpy(&f, vb.data() + v * kStride + offset, sizeof f);
+  return f;
+}
+
+TEST(SkinningJob, AnyVertexCountMatchesFormula) {
+  // Counts around the four-vertex groups, and a 50-joint palette like a humanoid's.
+  for (std::size_t count : {0, 1, 2, 3, 4, 5, 7, 8, 9, 63, 131}) {
+    SCOPED_TRACE(count);
+    Mesh m(count, 50);
+    SkinningJob job = m.job();
+    glm::vec3 lo(0.0f), hi(0.0f);
+    job.out_min = &lo;
+    job.out_max = &hi;
+    ASSERT_TRUE(job.run());
+    glm::vec3 expect_lo(INFINITY), expect_hi(-INFINITY);
+    for (std::size_t v = 0; v < m.n; ++v) {
+      SCOPED_TRACE(v);
+      test::expect_near({m.ox[v], m.oy[v], m.oz[v]}, m.position(v), 1e-4f);
+      test::expect_near({m.onx[v], m.ony[v], m.onz[v]}, glm::normalize(m.normal(v)), 1e-5f);
+      expect_lo = glm::min(expect_lo, glm::vec3(m.ox[v], m.oy[v], m.oz[v]));
+      expect_hi = glm::max(expect_hi, glm::vec3(m.ox[v], m.oy[v], m.oz[v]));
+    }
+    EXPECT_EQ(lo, expect_lo);
+    EXPECT_EQ(hi, expect_hi);
+  }
+}
+
+TEST(SkinningJob, PaletteTooLargeForTheRowCopyGivesTheSameBits) {
+  // 300 joints take the path that reads glm's columns; the vertices use only the first 6, so
+  // the result must equal skinning with those 6 alone (the row path), bit for bit. So must a
+  // batch smaller than its palette (5 vertices, 6 joints).
+  constexpr std::size_t kCount = 37;
+  Mesh small(kCount), large(kCount, 300, 6), tiny(kCount);
+  ASSERT_EQ(small.joints, large.joints);
+  ASSERT_TRUE(small.job().run());
+  ASSERT_TRUE(large.job().run());
+  const SkinningJob whole = tiny.job();
+  for (std::size_t begin = 0; begin < kCount; begin += 5)
+    ASSERT_TRUE(whole.batch(begin, std::min<std::size_t>(5, kCount - begin)).run());
+  for (const Mesh* other : {&large, &tiny}) {
+    EXPECT_EQ(small.ox, other->ox);
+    EXPECT_EQ(small.oy, other->oy);
+    EXPECT_EQ(small.oz, other->oz);
+    EXPECT_EQ(small.onx, other->onx);
+    EXPECT_EQ(small.ony, other->ony);
+    EXPECT_EQ(small.onz, other->onz);
+  }
+}
+
+TEST(SkinningJob, StridedOutputMatchesSoAAndKeepsThePadding) {
+  for (std::size_t count : {0, 1, 3, 5, 8, 77}) {
+    for (bool normalize : {true, false}) {
+      SCOPED_TRACE(count);
+      Mesh soa(count, 50), strided(count, 50);
+      SkinningJob a = soa.job();
+      a.normalize_normals = normalize;
+      ASSERT_TRUE(a.run());
+      std::vector<std::byte> vb;
+      SkinningJob b = strided_job(strided, vb);
+      b.normalize_normals = normalize;
+      b.streaming_stores = true;  // SoA only; strided output ignores it
+      ASSERT_TRUE(b.run());
+      for (std::size_t v = 0; v < count; ++v) {
+        SCOPED_TRACE(v);
+        EXPECT_EQ(at(vb, v, kPosOffset + 0), soa.ox[v]);
+        EXPECT_EQ(at(vb, v, kPosOffset + 4), soa.oy[v]);
+        EXPECT_EQ(at(vb, v, kPosOffset + 8), soa.oz[v]);
+        EXPECT_EQ(at(vb, v, kNrmOffset + 0), soa.onx[v]);
+        EXPECT_EQ(at(vb, v, kNrmOffset + 4), soa.ony[v]);
+        EXPECT_EQ(at(vb, v, kNrmOffset + 8), soa.onz[v]);
+        for (std::size_t byte = 0; byte < kStride; ++byte) {
+          const bool written = (byte >= kPosOffset && byte < kPosOffset + 12) ||
+                               (byte >= kNrmOffset && byte < kNrmOffset + 12);
+          if (!written) {
+            EXPECT_EQ(vb[v * kStride + byte], kPad) << "byte " << byte;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(SkinningJob, StridedBatchesAndPositionsOnly) {
+  // Batches cut the vertex buffer too; the last batch's bytes end at its last normal.
+  constexpr std::size_t kCount = 301, kBatch = 70;
+  Mesh soa(kCount, 50), strided(kCount, 50);
+  ASSERT_TRUE(soa.job().run());
+  std::vector<std::byte> vb;
+  SkinningJob full = strided_job(strided, vb);
+  const std::size_t used = (kCount - 1) * kStride + kNrmOffset + 12;
+  full.out_positions_strided.bytes = std::span(vb).first(used);
+  full.out_normals_strided.bytes = std::span(vb).first(used);
+  for (std::size_t begin = 0; begin < kCount; begin += kBatch)
+    ASSERT_TRUE(full.batch(begin, std::min(kBatch, kCount - begin)).run());
+  for (std::size_t v = 0; v < kCount; ++v) {
+    EXPECT_EQ(at(vb, v, kPosOffset + 8), soa.oz[v]);
+    EXPECT_EQ(at(vb, v, kNrmOffset + 0), soa.onx[v]);
+  }
+
+  Mesh p(9);
+  std::vector<std::byte> pvb;
+  SkinningJob pj = strided_job(p, pvb);
+  pj.in_normals = {};
+  pj.out_normals_strided = {};
+  ASSERT_TRUE(pj.run());
+  for (std::size_t v = 0; v < p.n; ++v) {
+    test::expect_near(
+        {at(pvb, v, kPosOffset), at(pvb, v, kPosOffset + 4), at(pvb, v, kPosOffset + 8)},
+        p.position(v), 1e-4f);
+    EXPECT_EQ(pvb[v * kStride + kNrmOffset], kPad);  // no normals written
+  }
+}
+
+TEST(SkinningJob, ValidateRejectsBadStrides) {
+  Mesh m(8);
+  std::vector<std::byte> vb;
+  SkinningJob j = strided_job(m, vb);
+  ASSERT_TRUE(j.validate());
+
+  j.out_positions_strided.stride = 8;
+  EXPECT_EQ(j.validate().message(),
+            "SkinningJob: out_positions_strided.stride 8 is less than the 12 bytes of x, y, z");
+  j = strided_job(m, vb);
+  j.out_normals_strided.stride = 42;
+  EXPECT_EQ(j.validate().message(),
+            "SkinningJob: out_normals_strided.stride 42 and .offset 20 must be multiples of 4 "
+            "(floats)");
+  j = strided_job(m, vb);
+  j.out_positions_strided.offset = 36;
+  EXPECT_EQ(j.validate().message(),
+            "SkinningJob: out_positions_strided.offset 36 leaves no room for x, y, z in a stride "
+            "of 44");
+  j = strided_job(m, vb);
+  j.out_normals_strided.bytes = std::span(vb).subspan(1, 7 * kStride + kNrmOffset + 12);
+  EXPECT_EQ(j.validate().message(), "SkinningJob: out_normals_strided.bytes is not 4-byte aligned");
+  j = strided_job(m, vb);
+  j.out_positions_strided.bytes = std::span(vb).first(7 * kStride + kPosOffset + 11);
+  EXPECT_EQ(j.validate().message(),
+            "SkinningJob: out_positions_strided.bytes has 323 bytes, 8 vertices need 324");
+  j = strided_job(m, vb);
+  j.out_positions = {m.ox, m.oy, m.oz};
+  EXPECT_EQ(j.validate().message(),
+            "SkinningJob: set out_positions or out_positions_strided, not both");
+  j = strided_job(m, vb);
+  j.out_normals = {m.onx, m.ony, m.onz};
+  EXPECT_EQ(j.validate().message(),
+            "SkinningJob: set out_normals or out_normals_strided, not both");
+  j = strided_job(m, vb);
+  j.out_normals_strided.offset = kPosOffset + 8;  // its x would be the positions' z
+  EXPECT_EQ(j.validate().message(),
+            "SkinningJob: out_positions_strided and out_normals_strided overlap");
+  j = strided_job(m, vb);
+  j.in_normals = {};
+  EXPECT_EQ(j.validate().message(),
+            "SkinningJob: in_normals and out_normals must both be set or both empty");
 }
 
 }  // namespace
