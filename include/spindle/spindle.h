@@ -48,5 +48,9 @@
 #endif
 #if SPINDLE_HAS_ANIM
 #include <spindle/anim/animation_plugin.h>
+#include <spindle/anim/float_track.h>
+#include <spindle/anim/ik_job.h>
+#include <spindle/anim/keyframe_optimizer.h>
 #include <spindle/anim/procedural.h>
+#include <spindle/anim/root_motion.h>
 #endif
