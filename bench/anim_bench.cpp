@@ -180,10 +180,11 @@ struct OzzCharacter {
         .ok();
   }
   bool model_and_palette(std::span<const anim::JointTransform> local) {
-    return anim::LocalToModelJob{.skeleton = &w.skeleton, .local = local, .model = model}.run() &&
-           anim::PaletteJob{
-               .model = model, .inverse_binds = w.skeleton.inverse_binds(), .palette = palette}
-               .run();
+    // One pass: the palette product is taken while the model matrix is in registers.
+    return anim::LocalToModelJob{
+        .skeleton = &w.skeleton, .local = local, .model = model, .palette = palette}
+        .run()
+        .ok();
   }
   // Both clips one 60 Hz frame on, wrapping like a looping player.
   void advance() {
