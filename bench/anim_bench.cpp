@@ -6,8 +6,20 @@
 //   sample_walk/joints:50/quantized:Q SamplingJob on the walk clip alone, float (Q = 0) or
 //                                     16-bit keys (Q = 1); time per character, `clip_bytes`
 //
+// The ozz-animation anchor (issue 16; workload and ozz's figures in
+// /work/shared/anim-anchor.md, built by anim_workload.h), one row of its table each:
+//   ozz_workload/pose                 per character: walk and idle advance 1/60 s and wrap,
+//                                     sample both, blend 0.7 / 0.3, local-to-model, palette
+//   ozz_workload/sample_walk          the walk clip alone at 60 Hz with wrap; `clip_bytes`
+//   ozz_workload/blend                BlendingJob alone, the two sampled poses, 0.7 / 0.3
+//   ozz_workload/local_to_model_palette  LocalToModelJob + PaletteJob on the blended pose
+//   ozz_workload/skinning             2,000 vertices, 4 influences, positions + normals, the
+//                                     walk's palette at 0.3 s; `vertices` per second
+//
 //   ./build/release/bench/spindle_bench_anim --benchmark_repetitions=10
 //       --benchmark_report_aggregates_only=true
+//   ./build/release/bench/spindle_bench_anim --benchmark_filter='ozz_workload'
+//       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <cmath>
 #include <cstdlib>
 #include <vector>
@@ -19,6 +31,8 @@
 #include <spindle/anim/procedural.h>
 #include <spindle/anim/sampling_job.h>
 #include <spindle/anim/skinning_job.h>
+
+#include "anim_workload.h"
 
 namespace {
 
@@ -127,6 +141,142 @@ void sample_walk(benchmark::State& state) {
   state.counters["clip_bytes"] = static_cast<double>(clip.memory_bytes());
 }
 BENCHMARK(sample_walk)->Args({50, 0})->Args({50, 1})->ArgNames({"joints", "quantized"});
+
+// --- The ozz-animation anchor workload (anim_workload.h) ---
+
+const bench::AnimWorkload& workload() {
+  static const bench::AnimWorkload w = bench::make_anim_workload();
+  return w;
+}
+
+// One character's buffers and caches, set up once as a game would.
+struct OzzCharacter {
+  static constexpr std::size_t kJoints = bench::kAnimWorkloadJoints;
+  const bench::AnimWorkload& w = workload();
+  std::vector<anim::JointTransform> walk = std::vector<anim::JointTransform>(kJoints);
+  std::vector<anim::JointTransform> idle = std::vector<anim::JointTransform>(kJoints);
+  std::vector<anim::JointTransform> blended = std::vector<anim::JointTransform>(kJoints);
+  std::vector<glm::mat4> model = std::vector<glm::mat4>(kJoints);
+  std::vector<glm::mat4> palette = std::vector<glm::mat4>(kJoints);
+  anim::SamplingCache walk_cache{bench::kAnimWorkloadJoints};
+  anim::SamplingCache idle_cache{bench::kAnimWorkloadJoints};
+  float walk_time = 0.0f;
+  float idle_time = 0.0f;
+
+  bool sample() {
+    return anim::SamplingJob{
+               .clip = &w.walk, .time = walk_time, .cache = &walk_cache, .output = walk}
+               .run() &&
+           anim::SamplingJob{
+               .clip = &w.idle, .time = idle_time, .cache = &idle_cache, .output = idle}
+               .run();
+  }
+  bool blend() {
+    const anim::BlendLayer layers[] = {{.pose = walk, .weight = 0.7f},
+                                       {.pose = idle, .weight = 0.3f}};
+    return anim::BlendingJob{
+        .rest_pose = w.skeleton.rest_pose(), .layers = layers, .output = blended}
+        .run()
+        .ok();
+  }
+  bool model_and_palette(std::span<const anim::JointTransform> local) {
+    // One pass: the palette product is taken while the model matrix is in registers.
+    return anim::LocalToModelJob{
+        .skeleton = &w.skeleton, .local = local, .model = model, .palette = palette}
+        .run()
+        .ok();
+  }
+  // Both clips one 60 Hz frame on, wrapping like a looping player.
+  void advance() {
+    walk_time += 1.0f / 60.0f;
+    if (walk_time >= w.walk.duration()) walk_time -= w.walk.duration();
+    idle_time += 1.0f / 60.0f;
+    if (idle_time >= w.idle.duration()) idle_time -= w.idle.duration();
+  }
+};
+
+void ozz_pose(benchmark::State& state) {
+  OzzCharacter c;
+  for (auto _ : state) {
+    c.advance();
+    if (!(c.sample() && c.blend() && c.model_and_palette(c.blended)))
+      state.SkipWithError("animation job failed");
+    benchmark::DoNotOptimize(c.palette.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["characters"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(ozz_pose)->Name("ozz_workload/pose");
+
+void ozz_sample_walk(benchmark::State& state) {
+  OzzCharacter c;
+  for (auto _ : state) {
+    c.advance();
+    if (!anim::SamplingJob{
+            .clip = &c.w.walk, .time = c.walk_time, .cache = &c.walk_cache, .output = c.walk}
+             .run())
+      state.SkipWithError("SamplingJob failed");
+    benchmark::DoNotOptimize(c.walk.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["clip_bytes"] = static_cast<double>(c.w.walk.memory_bytes());
+}
+BENCHMARK(ozz_sample_walk)->Name("ozz_workload/sample_walk");
+
+// The poses of one frame (walk 0.3 s, idle 1.1 s), blended over and over.
+void ozz_blend(benchmark::State& state) {
+  OzzCharacter c;
+  c.walk_time = 0.3f;
+  c.idle_time = 1.1f;
+  if (!c.sample()) std::abort();
+  for (auto _ : state) {
+    if (!c.blend()) state.SkipWithError("BlendingJob failed");
+    benchmark::DoNotOptimize(c.blended.data());
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(ozz_blend)->Name("ozz_workload/blend");
+
+void ozz_local_to_model_palette(benchmark::State& state) {
+  OzzCharacter c;
+  c.walk_time = 0.3f;
+  c.idle_time = 1.1f;
+  if (!c.sample() || !c.blend()) std::abort();
+  for (auto _ : state) {
+    if (!c.model_and_palette(c.blended)) state.SkipWithError("LocalToModelJob failed");
+    benchmark::DoNotOptimize(c.palette.data());
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(ozz_local_to_model_palette)->Name("ozz_workload/local_to_model_palette");
+
+void ozz_skinning(benchmark::State& state) {
+  OzzCharacter c;
+  c.walk_time = 0.3f;
+  if (!c.sample() || !c.model_and_palette(c.walk)) std::abort();
+  const anim::SkinnedMesh& m = c.w.mesh;
+  std::vector<float> px(m.vertex_count()), py(px.size()), pz(px.size()), nx(px.size()),
+      ny(px.size()), nz(px.size());
+  anim::SkinningJob job;
+  job.palette = c.palette;
+  job.joint_indices = m.joint_indices;
+  job.joint_weights = m.joint_weights;
+  job.in_positions = m.positions();
+  job.in_normals = m.normals();
+  job.out_positions = {px, py, pz};
+  job.out_normals = {nx, ny, nz};
+  for (auto _ : state) {
+    if (!job.run()) state.SkipWithError("SkinningJob failed");
+    benchmark::DoNotOptimize(px.data());
+    benchmark::DoNotOptimize(nz.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["vertices"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * static_cast<double>(m.vertex_count()),
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(ozz_skinning)->Name("ozz_workload/skinning");
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <random>
 #include <vector>
 
 #include <spindle/anim/blending_job.h>
@@ -139,6 +140,101 @@ TEST(BlendingJob, ValidateRejectsBadInputs) {
   for (const JointTransform& j : p.out)
     EXPECT_NEAR(glm::length(glm::vec4(j.rotation.x, j.rotation.y, j.rotation.z, j.rotation.w)),
                 1.0f, 1e-5f);
+}
+
+// Layers without masks take a four-joints-at-a-time path (SSE2); masks of all ones give the same
+// weights through the per-joint path. The two are written to agree to the bit; the tolerance only
+// leaves room for a compiler that fuses the scalar path's multiply-adds (-march with FMA).
+constexpr float kPathTolerance = 1e-6f;
+
+std::vector<JointTransform> random_pose(std::mt19937& rng, int n) {
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<JointTransform> pose(n);
+  for (JointTransform& j : pose) {
+    j.translation = {u(rng), u(rng), u(rng)};
+    j.rotation = glm::normalize(glm::quat(u(rng), u(rng), u(rng), u(rng)));
+    j.scale = {1.0f + 0.4f * u(rng), 1.0f + 0.4f * u(rng), 1.0f + 0.4f * u(rng)};
+  }
+  return pose;
+}
+
+void expect_same_pose(std::span<const JointTransform> a, std::span<const JointTransform> b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    SCOPED_TRACE(j);
+    expect_near(a[j].translation, b[j].translation, kPathTolerance);
+    expect_near(a[j].scale, b[j].scale, kPathTolerance);
+    for (int c = 0; c < 4; ++c) EXPECT_NEAR(a[j].rotation[c], b[j].rotation[c], kPathTolerance);
+  }
+}
+
+TEST(BlendingJob, UnmaskedPathMatchesPerJointPath) {
+  std::mt19937 rng(16);
+  // Layer weights: two layers (the common case), one, three, and more than the fast path unrolls;
+  // some sums stay under the threshold so the rest pose joins in.
+  const std::vector<std::vector<float>> weight_sets = {
+      {0.7f, 0.3f}, {1.0f}, {0.2f, 0.0f, 0.5f}, {0.01f, 0.02f}, {1, 2, 3, 4, 5}, {0.0f}, {}};
+  for (int n : {1, 3, 4, 5, 50, 53}) {
+    const std::vector<JointTransform> rest = random_pose(rng, n);
+    const std::vector<float> ones(n, 1.0f);
+    for (const std::vector<float>& weights : weight_sets) {
+      SCOPED_TRACE(testing::Message() << n << " joints, " << weights.size() << " layers");
+      std::vector<std::vector<JointTransform>> poses;
+      for (std::size_t i = 0; i < weights.size(); ++i) poses.push_back(random_pose(rng, n));
+      std::vector<BlendLayer> plain, masked;
+      for (std::size_t i = 0; i < weights.size(); ++i) {
+        plain.push_back({.pose = poses[i], .weight = weights[i]});
+        masked.push_back({.pose = poses[i], .weight = weights[i], .joint_weights = ones});
+      }
+      std::vector<JointTransform> fast(n), general(n);
+      ASSERT_TRUE((BlendingJob{.rest_pose = rest, .layers = plain, .output = fast}.run()));
+      ASSERT_TRUE((BlendingJob{.rest_pose = rest, .layers = masked, .output = general}.run()));
+      expect_same_pose(fast, general);
+    }
+  }
+}
+
+TEST(BlendingJob, UnmaskedPathFallsBackToRestRotation) {
+  // A NaN rotation leaves no usable sum: the rest rotation, in whichever lane it falls.
+  std::mt19937 rng(7);
+  const int n = 9;
+  const std::vector<JointTransform> rest = random_pose(rng, n);
+  std::vector<JointTransform> a = random_pose(rng, n), b = random_pose(rng, n);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int j : {2, 5, 8}) a[j].rotation = glm::quat(nan, 0, 0, 0);
+  const BlendLayer layers[] = {{.pose = a, .weight = 0.7f}, {.pose = b, .weight = 0.3f}};
+  std::vector<JointTransform> out(n);
+  ASSERT_TRUE((BlendingJob{.rest_pose = rest, .layers = layers, .output = out}.run()));
+  for (int j = 0; j < n; ++j) {
+    SCOPED_TRACE(j);
+    if (j == 2 || j == 5 || j == 8)
+      expect_same_rotation(out[j].rotation, rest[j].rotation);
+    else
+      EXPECT_NEAR(glm::length(glm::vec4(out[j].rotation.x, out[j].rotation.y, out[j].rotation.z,
+                                        out[j].rotation.w)),
+                  1.0f, 1e-5f);
+  }
+}
+
+TEST(BlendingJob, UnmaskedPathWithAdditiveLayers) {
+  std::mt19937 rng(3);
+  const int n = 53;
+  const std::vector<JointTransform> rest = random_pose(rng, n);
+  const std::vector<JointTransform> a = random_pose(rng, n), b = random_pose(rng, n);
+  const std::vector<JointTransform> delta = random_pose(rng, n);
+  const std::vector<float> ones(n, 1.0f);
+  const BlendLayer plain[] = {{.pose = a, .weight = 0.6f}, {.pose = b, .weight = 0.4f}};
+  const BlendLayer masked[] = {{.pose = a, .weight = 0.6f, .joint_weights = ones},
+                               {.pose = b, .weight = 0.4f, .joint_weights = ones}};
+  const BlendLayer additive[] = {{.pose = delta, .weight = 0.5f}};
+  std::vector<JointTransform> fast(n), general(n);
+  ASSERT_TRUE(
+      (BlendingJob{.rest_pose = rest, .layers = plain, .additive_layers = additive, .output = fast}
+           .run()));
+  ASSERT_TRUE((BlendingJob{
+      .rest_pose = rest, .layers = masked, .additive_layers = additive, .output = general}
+                   .run()));
+  expect_same_pose(fast, general);
 }
 
 }  // namespace

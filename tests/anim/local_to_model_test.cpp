@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include <glm/gtc/matrix_transform.hpp>
@@ -97,6 +98,58 @@ TEST(LocalToModelJob, ValidateRejectsBadInputs) {
                  .validate()
                  .message()),
             "PaletteJob: palette has 3 matrices, expected 7");
+}
+
+// A tree of n joints whose parents jump around (a parent in the same group of four, several
+// groups back, or none), with non-uniform scales, for the four-joints-at-a-time path and its tail.
+Skeleton branching(int n) {
+  SkeletonBuilder b;
+  for (int i = 0; i < n; ++i) {
+    const int parent = i == 0 ? -1 : i % 11 == 0 ? -1 : (i * 7) % i;
+    JointDesc j{.name = std::to_string(i), .parent = parent};
+    j.inverse_bind = glm::translate(glm::mat4(1.0f), glm::vec3(0.1f * float(i), -1.0f, 0.5f)) *
+                     glm::mat4_cast(axis_angle(3.0f * float(i), {0.0f, 1.0f, 1.0f}));
+    b.add_joint(j);
+  }
+  core::Result<Skeleton> r = b.build();
+  EXPECT_TRUE(r) << r.message();
+  return r.value();
+}
+
+TEST(LocalToModelJob, FourAtATimeMatchesRecursiveForAnyJointCount) {
+  const glm::mat4 root = glm::translate(glm::mat4(1.0f), glm::vec3(-2, 1, 4)) *
+                         glm::mat4_cast(axis_angle(-30.0f, {1, 1, 0}));
+  for (int n : {1, 3, 4, 5, 50, 53}) {
+    SCOPED_TRACE(n);
+    const Skeleton s = branching(n);
+    std::vector<JointTransform> local = pose(n);
+    for (JointTransform& j : local) j.translation *= 0.1f;  // keep matrices near unit size
+    std::vector<glm::mat4> model(n), palette(n), separate(n);
+    ASSERT_TRUE((LocalToModelJob{
+        .skeleton = &s, .local = local, .model = model, .root = root, .palette = palette}
+                     .run()));
+    ASSERT_TRUE((
+        PaletteJob{.model = model, .inverse_binds = s.inverse_binds(), .palette = separate}.run()));
+    for (int j = 0; j < n; ++j) {
+      SCOPED_TRACE(j);
+      const glm::mat4 expected = recursive_model(s, local, j, root);
+      expect_near(model[j], expected);
+      expect_near(palette[j], expected * s.inverse_binds()[j]);
+      // The fused palette is PaletteJob's, to the bit.
+      for (int c = 0; c < 4; ++c)
+        for (int r = 0; r < 4; ++r) EXPECT_EQ(palette[j][c][r], separate[j][c][r]);
+    }
+  }
+}
+
+TEST(LocalToModelJob, ValidateRejectsWrongPaletteSize) {
+  const Skeleton s = tree();
+  std::vector<JointTransform> local(7);
+  std::vector<glm::mat4> model(7), palette(6);
+  EXPECT_EQ((LocalToModelJob{.skeleton = &s, .local = local, .model = model, .palette = palette}
+                 .run()
+                 .message()),
+            "LocalToModelJob: palette has 6 matrices, skeleton has 7");
 }
 
 }  // namespace

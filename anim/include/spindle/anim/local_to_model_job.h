@@ -10,8 +10,14 @@
 //   if (auto s = ltm.run(); !s) report(s.message());
 //   if (auto s = pal.run(); !s) report(s.message());
 //
+// Or both in one pass (the palette product is taken while the model matrix is in registers):
+//
+//   spindle::anim::LocalToModelJob ltm{.skeleton = &skeleton, .local = blended, .model = model,
+//                                      .palette = palette};
+//
 // Because parents come before children, LocalToModelJob is one forward pass:
-// model[i] = (parent < 0 ? root : model[parent]) * local[i].to_matrix().
+// model[i] = (parent < 0 ? root : model[parent]) * local[i].to_matrix(). The local matrices are
+// built four joints at a time (SSE2); the products with the parents go joint by joint.
 #pragma once
 
 #include <span>
@@ -32,6 +38,10 @@ struct LocalToModelJob {
   std::span<glm::mat4> model{};
   // Placed above every root (e.g. the character's world matrix; identity for model space).
   glm::mat4 root{1.0f};
+  // Optional skinning palette, empty or skeleton->joint_count(): when set, run() also writes
+  // palette[i] = model[i] * skeleton->inverse_binds()[i], what PaletteJob computes. May not
+  // alias `model`.
+  std::span<glm::mat4> palette{};
 
   core::Status validate() const;
   core::Status run() const;
