@@ -468,10 +468,11 @@ void Animation::pose(core::StageContext& ctx) {
                               .additive_layers = std::span(additive).first(additive_count),
                               .threshold = threshold,
                               .output = c.local};
-      const LocalToModelJob to_model{.skeleton = c.skeleton, .local = c.local, .model = c.model};
-      const PaletteJob palette{
-          .model = c.model, .inverse_binds = c.skeleton->inverse_binds(), .palette = c.palette};
-      [[maybe_unused]] const bool ok = blend.run() && to_model.run() && palette.run();
+      // Model matrices and the palette in one pass (the product is taken while the model matrix
+      // is in registers).
+      const LocalToModelJob to_model{
+          .skeleton = c.skeleton, .local = c.local, .model = c.model, .palette = c.palette};
+      [[maybe_unused]] const bool ok = blend.run() && to_model.run();
       SPINDLE_ASSERT(ok, "animation: the pose jobs cannot fail on checked inputs");
     }
   });
