@@ -11,6 +11,8 @@
 //   ozz_workload/pose                 per character: walk and idle advance 1/60 s and wrap,
 //                                     sample both, blend 0.7 / 0.3, local-to-model, palette
 //   ozz_workload/sample_walk          the walk clip alone at 60 Hz with wrap; `clip_bytes`
+//   ozz_workload/*_shipped_clips      the same with the clips keyframe-optimised (1 mm at 10 cm)
+//                                     and compressed, as a game ships them
 //   ozz_workload/blend                BlendingJob alone, the two sampled poses, 0.7 / 0.3
 //   ozz_workload/local_to_model_palette  LocalToModelJob + PaletteJob on the blended pose
 //   ozz_workload/skinning             2,000 vertices, 4 influences, positions + normals, the
@@ -27,6 +29,7 @@
 #include <benchmark/benchmark.h>
 
 #include <spindle/anim/blending_job.h>
+#include <spindle/anim/keyframe_optimizer.h>
 #include <spindle/anim/local_to_model_job.h>
 #include <spindle/anim/procedural.h>
 #include <spindle/anim/sampling_job.h>
@@ -149,10 +152,34 @@ const bench::AnimWorkload& workload() {
   return w;
 }
 
+// The workload's clips as a game would ship them: keyframe-optimised (1 mm at 10 cm from each
+// joint), then compressed. Built once.
+struct ShippedClips {
+  anim::Clip walk;
+  anim::Clip idle;
+};
+const ShippedClips& shipped_clips() {
+  static const ShippedClips clips = [] {
+    const bench::AnimWorkload& w = workload();
+    const anim::KeyframeOptimizer optimizer{.tolerance = 0.001f, .distance = 0.1f};
+    auto ship = [&](const anim::Clip& clip) {
+      core::Result<anim::Clip> optimized = optimizer.run(clip, w.skeleton);
+      if (!optimized) std::abort();
+      core::Result<anim::Clip> compressed = optimized.value().compressed();
+      if (!compressed) std::abort();
+      return std::move(compressed).value();
+    };
+    return ShippedClips{ship(w.walk), ship(w.idle)};
+  }();
+  return clips;
+}
+
 // One character's buffers and caches, set up once as a game would.
 struct OzzCharacter {
   static constexpr std::size_t kJoints = bench::kAnimWorkloadJoints;
   const bench::AnimWorkload& w = workload();
+  const anim::Clip* walk_clip = &w.walk;
+  const anim::Clip* idle_clip = &w.idle;
   std::vector<anim::JointTransform> walk = std::vector<anim::JointTransform>(kJoints);
   std::vector<anim::JointTransform> idle = std::vector<anim::JointTransform>(kJoints);
   std::vector<anim::JointTransform> blended = std::vector<anim::JointTransform>(kJoints);
@@ -165,10 +192,10 @@ struct OzzCharacter {
 
   bool sample() {
     return anim::SamplingJob{
-               .clip = &w.walk, .time = walk_time, .cache = &walk_cache, .output = walk}
+               .clip = walk_clip, .time = walk_time, .cache = &walk_cache, .output = walk}
                .run() &&
            anim::SamplingJob{
-               .clip = &w.idle, .time = idle_time, .cache = &idle_cache, .output = idle}
+               .clip = idle_clip, .time = idle_time, .cache = &idle_cache, .output = idle}
                .run();
   }
   bool blend() {
@@ -195,8 +222,18 @@ struct OzzCharacter {
   }
 };
 
-void ozz_pose(benchmark::State& state) {
+// The float clips, or the shipped ones (optimised and compressed).
+OzzCharacter character_with(bool shipped) {
   OzzCharacter c;
+  if (shipped) {
+    c.walk_clip = &shipped_clips().walk;
+    c.idle_clip = &shipped_clips().idle;
+  }
+  return c;
+}
+
+void ozz_pose(benchmark::State& state, bool shipped) {
+  OzzCharacter c = character_with(shipped);
   for (auto _ : state) {
     c.advance();
     if (!(c.sample() && c.blend() && c.model_and_palette(c.blended)))
@@ -207,22 +244,36 @@ void ozz_pose(benchmark::State& state) {
   state.counters["characters"] =
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
-BENCHMARK(ozz_pose)->Name("ozz_workload/pose");
+void ozz_pose_float(benchmark::State& state) {
+  ozz_pose(state, false);
+}
+void ozz_pose_shipped(benchmark::State& state) {
+  ozz_pose(state, true);
+}
+BENCHMARK(ozz_pose_float)->Name("ozz_workload/pose");
+BENCHMARK(ozz_pose_shipped)->Name("ozz_workload/pose_shipped_clips");
 
-void ozz_sample_walk(benchmark::State& state) {
-  OzzCharacter c;
+void ozz_sample_walk(benchmark::State& state, bool shipped) {
+  OzzCharacter c = character_with(shipped);
   for (auto _ : state) {
     c.advance();
     if (!anim::SamplingJob{
-            .clip = &c.w.walk, .time = c.walk_time, .cache = &c.walk_cache, .output = c.walk}
+            .clip = c.walk_clip, .time = c.walk_time, .cache = &c.walk_cache, .output = c.walk}
              .run())
       state.SkipWithError("SamplingJob failed");
     benchmark::DoNotOptimize(c.walk.data());
     benchmark::ClobberMemory();
   }
-  state.counters["clip_bytes"] = static_cast<double>(c.w.walk.memory_bytes());
+  state.counters["clip_bytes"] = static_cast<double>(c.walk_clip->memory_bytes());
 }
-BENCHMARK(ozz_sample_walk)->Name("ozz_workload/sample_walk");
+void ozz_sample_walk_float(benchmark::State& state) {
+  ozz_sample_walk(state, false);
+}
+void ozz_sample_walk_shipped(benchmark::State& state) {
+  ozz_sample_walk(state, true);
+}
+BENCHMARK(ozz_sample_walk_float)->Name("ozz_workload/sample_walk");
+BENCHMARK(ozz_sample_walk_shipped)->Name("ozz_workload/sample_walk_shipped_clips");
 
 // The poses of one frame (walk 0.3 s, idle 1.1 s), blended over and over.
 void ozz_blend(benchmark::State& state) {
