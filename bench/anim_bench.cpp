@@ -24,6 +24,7 @@
 //       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <cmath>
 #include <cstdlib>
+#include <span>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -48,6 +49,32 @@ anim::Character character(int joints, int vertices) {
   return std::move(r.value());
 }
 
+// Skins `m` with `palette` (positions and normals, SoA) once per iteration; counter `vertices` =
+// skinned vertices per second. run() includes validate(): one pass over the joint indices, as
+// the stage would pay.
+void skin_repeatedly(benchmark::State& state, const anim::SkinnedMesh& m,
+                     std::span<const glm::mat4> palette) {
+  std::vector<float> px(m.vertex_count()), py(px.size()), pz(px.size()), nx(px.size()),
+      ny(px.size()), nz(px.size());
+  anim::SkinningJob job;
+  job.palette = palette;
+  job.joint_indices = m.joint_indices;
+  job.joint_weights = m.joint_weights;
+  job.in_positions = m.positions();
+  job.in_normals = m.normals();
+  job.out_positions = {px, py, pz};
+  job.out_normals = {nx, ny, nz};
+  for (auto _ : state) {
+    if (!job.run()) state.SkipWithError("SkinningJob failed");
+    benchmark::DoNotOptimize(px.data());
+    benchmark::DoNotOptimize(nz.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["vertices"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * static_cast<double>(m.vertex_count()),
+      benchmark::Counter::kIsRate);
+}
+
 void skinning(benchmark::State& state) {
   const auto joints = static_cast<int>(state.range(1));
   const anim::Character c = character(joints, static_cast<int>(state.range(0)));
@@ -65,26 +92,7 @@ void skinning(benchmark::State& state) {
            .run())
     std::abort();
 
-  std::vector<float> px(m.vertex_count()), py(px.size()), pz(px.size()), nx(px.size()),
-      ny(px.size()), nz(px.size());
-  anim::SkinningJob job;
-  job.palette = palette;
-  job.joint_indices = m.joint_indices;
-  job.joint_weights = m.joint_weights;
-  job.in_positions = m.positions();
-  job.in_normals = m.normals();
-  job.out_positions = {px, py, pz};
-  job.out_normals = {nx, ny, nz};
-  for (auto _ : state) {
-    // run() includes validate(): one pass over the joint indices, as the stage would pay.
-    if (!job.run()) state.SkipWithError("SkinningJob failed");
-    benchmark::DoNotOptimize(px.data());
-    benchmark::DoNotOptimize(nz.data());
-    benchmark::ClobberMemory();
-  }
-  state.counters["vertices"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * static_cast<double>(m.vertex_count()),
-      benchmark::Counter::kIsRate);
+  skin_repeatedly(state, m, palette);
 }
 BENCHMARK(skinning)->Args({2000, 50})->ArgNames({"vertices", "joints"});
 
@@ -306,26 +314,7 @@ void ozz_skinning(benchmark::State& state) {
   OzzCharacter c;
   c.walk_time = 0.3f;
   if (!c.sample() || !c.model_and_palette(c.walk)) std::abort();
-  const anim::SkinnedMesh& m = c.w.mesh;
-  std::vector<float> px(m.vertex_count()), py(px.size()), pz(px.size()), nx(px.size()),
-      ny(px.size()), nz(px.size());
-  anim::SkinningJob job;
-  job.palette = c.palette;
-  job.joint_indices = m.joint_indices;
-  job.joint_weights = m.joint_weights;
-  job.in_positions = m.positions();
-  job.in_normals = m.normals();
-  job.out_positions = {px, py, pz};
-  job.out_normals = {nx, ny, nz};
-  for (auto _ : state) {
-    if (!job.run()) state.SkipWithError("SkinningJob failed");
-    benchmark::DoNotOptimize(px.data());
-    benchmark::DoNotOptimize(nz.data());
-    benchmark::ClobberMemory();
-  }
-  state.counters["vertices"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * static_cast<double>(m.vertex_count()),
-      benchmark::Counter::kIsRate);
+  skin_repeatedly(state, c.w.mesh, c.palette);
 }
 BENCHMARK(ozz_skinning)->Name("ozz_workload/skinning");
 
