@@ -14,7 +14,8 @@
 // Only the engine's input actions are recorded (InputRecorder): analogue values a sample reads
 // from the devices directly (the cursor, sticks) are not, so a sample turns them off when it
 // records or replays. Without either flag the source is the engine's input as it is, with no
-// recorder in between (a recording grows as the input changes).
+// recorder in between (a recording grows as the input changes). hello/hello.cpp keeps its own
+// copy of this: the package test builds it outside the tree, where only the engine's headers are.
 #pragma once
 
 #include <cstdint>

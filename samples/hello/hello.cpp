@@ -20,8 +20,6 @@
 
 #include <spindle/spindle.h>
 
-#include "sample_replay.h"
-
 using namespace spindle;
 using core::Entity;
 using core::StageContext;
@@ -254,12 +252,15 @@ core::ScriptedInput make_pilot(const Controls& controls, std::uint64_t frames) {
 int main(int argc, char** argv) {
   std::uint64_t frames = 1200;
   core::EngineConfig config;
-  samples::ReplayArgs replay_args;
-  argc = samples::take_replay_args(argc, argv, replay_args);
+  std::string record, replay_path;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (std::strcmp(argv[i], "--frames") == 0 && has_value) {
       frames = std::strtoull(argv[++i], nullptr, 10);
+    } else if (std::strcmp(argv[i], "--record") == 0 && has_value) {
+      record = argv[++i];
+    } else if (std::strcmp(argv[i], "--replay") == 0 && has_value) {
+      replay_path = argv[++i];
     } else if (std::strcmp(argv[i], "--workers") == 0 && has_value) {
       config.workers = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     } else if (std::strcmp(argv[i], "--mode") == 0 && has_value) {
@@ -283,8 +284,19 @@ int main(int argc, char** argv) {
   core::Engine engine(config);
   const Controls controls = build_game(engine);
   core::ScriptedInput pilot = make_pilot(controls, frames);
-  samples::InputSession session;
-  if (!session.start(engine, &pilot, replay_args, "hello")) return 2;
+  core::InputRecorder recorder(engine, &pilot);
+  std::optional<core::InputReplay> replay;
+  if (!replay_path.empty()) {
+    auto loaded = core::InputReplay::load(replay_path, engine);
+    if (!loaded) {
+      std::fprintf(stderr, "hello: --replay: %s\n", loaded.status().c_str());
+      return 2;
+    }
+    replay.emplace(std::move(loaded).value());
+    core::set_input_source(engine, &*replay);
+  } else {
+    core::set_input_source(engine, &recorder);
+  }
   std::uint64_t frame = 0;
   bool over_seen = false;
   while (!engine.quit_requested() && frame < frames) {
@@ -292,7 +304,12 @@ int main(int argc, char** argv) {
     over_seen = over_seen || engine.scene() == "over";
     ++frame;
   }
-  if (!session.finish("hello")) return 1;
+  if (!record.empty()) {
+    if (core::Status s = recorder.save(record); !s) {
+      std::fprintf(stderr, "hello: --record: %s\n", s.c_str());
+      return 1;
+    }
+  }
   const Game& game = *engine.world().resource<Game>();
   std::printf(
       "hello: %s mode, %llu frames, scene %s, score %d, rocks shot %d, lives %d, %u entities, hash "
