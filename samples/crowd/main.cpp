@@ -252,17 +252,14 @@ int main(int argc, char** argv) {
   const bool capture = !golden.screenshot.empty() || !golden.golden.empty();
   std::uint64_t frames_begun = 0;
   engine.add_frame_hook([&frames_begun](core::Engine&) { ++frames_begun; });
-  // The overlay shows the frame before: Engine::last_frame() is reset when a frame begins, so
-  // during a frame it holds only the stages that already ran. run() hands over the picture after
-  // each frame; the stats are copied there (into the same vectors: no allocation once sized).
-  core::FrameStats previous;
   render::RenderPluginConfig config{
       .renderer = {.width = width, .height = height, .max_draws = characters + 16},
       .submit =
           [&](core::StageContext& ctx, render::Renderer& r) {
             r.set_camera(camera_view(*ctx.world().get<FlyCamera>(camera), aspect));
             if (!(capture && frames_begun == frames))
-              render::draw_frame_overlay(r, ctx.engine(), previous);
+              render::draw_frame_overlay(r, ctx.engine(),
+                                         ctx.engine().last_frame());  // the frame before
             ctx.world().query<const core::WorldTransform, const Look>().each(
                 [&](core::Entity e, const core::WorldTransform& w, const Look& look) {
                   const anim::CharacterView view = animation.view(e);
@@ -405,15 +402,11 @@ int main(int argc, char** argv) {
        }});
 
   const render::Image& image = r.image();
-  const platform::RunStats stats = platform::run(
-      engine, window.get(),
-      [&] {
-        previous = engine.last_frame();
-        return platform::PixelView{image.data(), image.width(), image.height(), image.stride()};
-      },
-      {.max_frames = frames,
-       .target_fps = headless ? 0.0 : 60.0,
-       .fixed_delta_ns = live ? 0 : core::kNsPerSecond / 60});
+  const platform::RunStats stats =
+      platform::run(engine, window.get(), image,
+                    {.max_frames = frames,
+                     .target_fps = headless ? 0.0 : 60.0,
+                     .fixed_delta_ns = live ? 0 : core::kNsPerSecond / 60});
 
   if (!session.finish("crowd")) return 1;
   const bool image_ok = !capture || samples::check_golden(image, golden, "crowd");

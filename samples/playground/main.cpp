@@ -394,14 +394,11 @@ int main(int argc, char** argv) {
   add_stages(engine, controls, assets, *devices, *window, live_cursor);
 
   const render::Image& image = r.image();
-  const platform::RunStats stats = platform::run(
-      engine, window.get(),
-      [&] {
-        return platform::PixelView{image.data(), image.width(), image.height(), image.stride()};
-      },
-      {.max_frames = frames,
-       .target_fps = frames == 0 ? 60.0 : 0.0,
-       .fixed_delta_ns = frames == 0 ? 0 : core::kNsPerSecond / 60});
+  const platform::RunStats stats =
+      platform::run(engine, window.get(), image,
+                    {.max_frames = frames,
+                     .target_fps = frames == 0 ? 60.0 : 0.0,
+                     .fixed_delta_ns = frames == 0 ? 0 : core::kNsPerSecond / 60});
 
   if (!session.finish("playground")) return 1;
 

@@ -656,14 +656,11 @@ int main(int argc, char** argv) {
   if (frames == 0) frames = session.replay_steps();
 
   const render::Image& image = r.image();
-  const platform::RunStats stats = platform::run(
-      engine, window.get(),
-      [&] {
-        return platform::PixelView{image.data(), image.width(), image.height(), image.stride()};
-      },
-      {.max_frames = frames,
-       .target_fps = frames == 0 ? 60.0 : 0.0,
-       .fixed_delta_ns = frames == 0 ? 0 : core::kNsPerSecond / 60});
+  const platform::RunStats stats =
+      platform::run(engine, window.get(), image,
+                    {.max_frames = frames,
+                     .target_fps = frames == 0 ? 60.0 : 0.0,
+                     .fixed_delta_ns = frames == 0 ? 0 : core::kNsPerSecond / 60});
 
   if (!session.finish("swarm")) return 1;
   const core::World& world = engine.world();

@@ -437,6 +437,33 @@ TEST(Run, RunsFramesPresentsEachAndStopsOnQuit) {
   EXPECT_TRUE(rig.engine.quit_requested());
 }
 
+// run() given an image (render::Image's shape) shows it as it is after each frame: a stage that
+// repaints it is what the window shows, with the image's row padding skipped.
+TEST(Run, ShowsAnImageAsItIsAfterEachFrame) {
+  struct Picture {  // 3 x 2 pixels, rows 4 pixels apart
+    std::vector<std::uint32_t> pixels = std::vector<std::uint32_t>(8, 0);
+    const std::uint32_t* data() const { return pixels.data(); }
+    int width() const { return 3; }
+    int height() const { return 2; }
+    int stride() const { return 4; }
+  } picture;
+  Rig rig;
+  const std::unique_ptr<Window> window = open_window(3, 2);
+  ASSERT_NE(window, nullptr);
+  rig.engine.add_stage(
+      {.name = "paint", .phase = core::Phase::Gameplay, .run = [&](core::StageContext& ctx) {
+         for (std::uint32_t& p : picture.pixels)
+           p = 0xff000000u | static_cast<std::uint32_t>(ctx.tick() + 1);
+       }});
+  const RunStats stats =
+      run(rig.engine, window.get(), picture, {.max_frames = 3, .fixed_delta_ns = 16'666'667});
+  EXPECT_EQ(stats.frames, 3u);
+  EXPECT_EQ(window->frames_presented(), 3u);
+  const std::vector<std::uint32_t> shown = window->read_pixels();
+  ASSERT_EQ(shown.size(), 6u);
+  for (const std::uint32_t p : shown) EXPECT_EQ(p, picture.pixels[0]) << "the last frame's paint";
+}
+
 TEST(Run, FixedDeltaAdvancesTheSameGameTimeWhateverTheMachine) {
   Rig rig;
   const std::uint64_t before = rig.engine.tick();

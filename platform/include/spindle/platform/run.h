@@ -4,14 +4,13 @@
 // has it, else sleeping (not spinning) to `target_fps` when set. Ends when something requests
 // quit (a closed window, a stage, Escape bound by the game) or after `max_frames`.
 //
-// Usage (with a renderer; any RGBA8 picture works):
+// Usage (with a renderer: its image is shown as it is after each frame):
 //
-//   spindle::platform::RunStats stats = spindle::platform::run(
-//       engine, window.get(), [&] {
-//         const spindle::render::Image& img = renderer.image();
-//         return spindle::platform::PixelView{img.data(), img.width(), img.height(), img.stride()};
-//       },
-//       {.target_fps = 60});
+//   spindle::platform::RunStats stats =
+//       spindle::platform::run(engine, window.get(), renderer.image(), {.target_fps = 60});
+//
+// Any RGBA8 picture works: an image type with data(), width(), height() and stride() (in
+// pixels), or a function that returns a PixelView each frame.
 //   std::printf("frames=%llu median_ms=%.3f p99_ms=%.3f\n", ...);
 //
 // Headless runs pass no window (nullptr) and usually a fixed frame time (`fixed_delta_ns`), so a
@@ -19,6 +18,7 @@
 // The window's title shows the FPS once a second when `fps_in_title` is set.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <functional>
 
@@ -47,5 +47,24 @@ struct RunStats {
 
 RunStats run(core::Engine& engine, Window* window, const std::function<PixelView()>& picture,
              const RunConfig& config = {});
+
+// `image` (render::Image, or any type shaped like it) is read after every frame; it must outlive
+// the call.
+template <class Image>
+requires requires(const Image& i) {
+  { i.data() } -> std::convertible_to<const std::uint32_t*>;
+  { i.width() } -> std::convertible_to<int>;
+  { i.height() } -> std::convertible_to<int>;
+  { i.stride() } -> std::convertible_to<int>;
+}
+RunStats run(core::Engine& engine, Window* window, const Image& image,
+             const RunConfig& config = {}) {
+  return run(
+      engine, window,
+      [&image] {
+        return PixelView{image.data(), image.width(), image.height(), image.stride()};
+      },
+      config);
+}
 
 }  // namespace spindle::platform
