@@ -36,9 +36,6 @@ struct Batch {
   std::uint64_t triangles_in = 0;
   std::uint32_t invalid = 0;
   bool overflow = false;  // triangles or entries did not fit: grown and redone serially
-  // Per mesh vertex, the draw that last lit it (draw_serial counts this batch's draws).
-  std::vector<std::uint32_t> lit;
-  std::uint32_t draw_serial = 0;
 
   void clear() {
     triangle_count = 0;
@@ -57,25 +54,14 @@ struct Batch {
   }
 };
 
-// Lit colour of one vertex: material x vertex colour x (ambient + lights), alpha from them.
+// The frame's lights as transform_and_light uses them: lit colour = material x vertex colour x
+// (ambient + lights), alpha from the two colours.
 struct Lighting {
   glm::vec3 ambient{0.0f};
   glm::vec3 dir{0.0f};
   glm::vec3 dir_color{0.0f};
   PointLight points[kMaxPointLights];
   int point_count = 0;
-
-  glm::vec3 light(glm::vec3 p, glm::vec3 n) const {
-    glm::vec3 sum = ambient + dir_color * std::max(glm::dot(n, dir), 0.0f);
-    for (int i = 0; i < point_count; ++i) {
-      const glm::vec3 to = points[i].position - p;
-      const float d = glm::length(to);
-      if (!(d < points[i].range) || d <= 0.0f) continue;
-      const float f = 1.0f - d / points[i].range;
-      sum += points[i].color * (f * f) * std::max(glm::dot(n, to / d), 0.0f);
-    }
-    return sum;
-  }
 };
 
 // A back face seen in front of the camera, decided in clip space before any division: with every
@@ -91,6 +77,127 @@ inline bool back_facing(const glm::vec4& a, const glm::vec4& b, const glm::vec4&
   return det < 0.0;
 }
 
+// Four lanes from four floats (any alignment).
+inline simd::v4f load4(const float* p) {
+  simd::v4f r;
+  std::memcpy(&r, p, sizeof r);
+  return r;
+}
+
+inline simd::v4f sqrt4(simd::v4f v) {
+#if SPINDLE_RASTER_SSE2
+  return reinterpret_cast<simd::v4f>(_mm_sqrt_ps(reinterpret_cast<__m128>(v)));
+#else
+  for (int j = 0; j < 4; ++j) v[j] = std::sqrt(v[j]);
+  return v;
+#endif
+}
+
+// Clip-space positions, UVs and lit colours of one draw's vertices into out, four vertices at a
+// time, all of them: every vertex costs a quarter of the per-vertex formula, which beats lighting
+// only the vertices of front faces. Each lane does Lighting::light's and GLM's operations in
+// their order (no fused multiply-adds on the baseline target), so a colour does not depend on
+// which lane computed it. Positions and normals come from `over` where it gives them.
+void transform_and_light(std::span<const Vertex> in, const VertexOverride* over,
+                         const glm::mat4& mvp, const glm::mat4& model, const Material& mat,
+                         const Lighting& light, ClipVertex* out) {
+  using simd::splat;
+  using simd::v4f;
+  const std::size_t n = in.size();
+  const bool lit = mat.shading != Shading::Unlit;
+  const bool own_positions = over != nullptr;
+  const bool own_normals = own_positions && over->nx != nullptr;
+  const bool points = lit && light.point_count > 0;
+  alignas(16) float lane[10][4];  // px py pz nx ny nz, then clip x y z w out
+  for (std::size_t i = 0; i < n; i += 4) {
+    const std::size_t lanes = std::min<std::size_t>(4, n - i);
+    if (own_positions && lanes == 4) {
+      std::memcpy(lane[0], over->px + i, sizeof lane[0]);
+      std::memcpy(lane[1], over->py + i, sizeof lane[1]);
+      std::memcpy(lane[2], over->pz + i, sizeof lane[2]);
+    } else {
+      for (std::size_t j = 0; j < 4; ++j) {  // a short last group repeats its last vertex
+        const std::size_t v = i + std::min(j, lanes - 1);
+        const glm::vec3 p =
+            own_positions ? glm::vec3(over->px[v], over->py[v], over->pz[v]) : in[v].position;
+        lane[0][j] = p.x, lane[1][j] = p.y, lane[2][j] = p.z;
+      }
+    }
+    const v4f px = load4(lane[0]), py = load4(lane[1]), pz = load4(lane[2]);
+    // mvp x (p, 1): per row, columns scaled by x, y, z plus the last.
+    for (int r = 0; r < 4; ++r) {
+      const v4f c = splat(mvp[0][r]) * px + splat(mvp[1][r]) * py +
+                    (splat(mvp[2][r]) * pz + splat(mvp[3][r]));
+      simd::store_f(lane[6 + r], c);
+    }
+    for (std::size_t j = 0; j < lanes; ++j) {
+      out[i + j].position = {lane[6][j], lane[7][j], lane[8][j], lane[9][j]};
+      out[i + j].uv = in[i + j].uv;
+    }
+
+    v4f sum_r = splat(1.0f), sum_g = splat(1.0f), sum_b = splat(1.0f);
+    if (lit) {
+      if (own_normals && lanes == 4) {
+        std::memcpy(lane[3], over->nx + i, sizeof lane[3]);
+        std::memcpy(lane[4], over->ny + i, sizeof lane[4]);
+        std::memcpy(lane[5], over->nz + i, sizeof lane[5]);
+      } else {
+        for (std::size_t j = 0; j < 4; ++j) {
+          const std::size_t v = i + std::min(j, lanes - 1);
+          const glm::vec3 nv =
+              own_normals ? glm::vec3(over->nx[v], over->ny[v], over->nz[v]) : in[v].normal;
+          lane[3][j] = nv.x, lane[4][j] = nv.y, lane[5][j] = nv.z;
+        }
+      }
+      const v4f nx = load4(lane[3]), ny = load4(lane[4]), nz = load4(lane[5]);
+      // normal matrix (the model's upper 3x3) x n, then normalised unless zero.
+      v4f wx = splat(model[0][0]) * nx + splat(model[1][0]) * ny + splat(model[2][0]) * nz;
+      v4f wy = splat(model[0][1]) * nx + splat(model[1][1]) * ny + splat(model[2][1]) * nz;
+      v4f wz = splat(model[0][2]) * nx + splat(model[1][2]) * ny + splat(model[2][2]) * nz;
+      const v4f len = sqrt4(wx * wx + wy * wy + wz * wz);
+      const simd::v4i nonzero = len > splat(0.0f);
+      wx = simd::select(nonzero, wx / len, wx);
+      wy = simd::select(nonzero, wy / len, wy);
+      wz = simd::select(nonzero, wz / len, wz);
+      const auto clamp0 = [](v4f x) { return simd::select(x < splat(0.0f), splat(0.0f), x); };
+      const v4f facing =
+          clamp0(wx * splat(light.dir.x) + wy * splat(light.dir.y) + wz * splat(light.dir.z));
+      sum_r = splat(light.ambient.r) + splat(light.dir_color.r) * facing;
+      sum_g = splat(light.ambient.g) + splat(light.dir_color.g) * facing;
+      sum_b = splat(light.ambient.b) + splat(light.dir_color.b) * facing;
+      if (points) {
+        // The world position, model x (p, 1), summed in GLM's pairs.
+        const auto world = [&](int r) {
+          return (splat(model[0][r]) * px + splat(model[1][r]) * py) +
+                 (splat(model[2][r]) * pz + splat(model[3][r]));
+        };
+        const v4f qx = world(0), qy = world(1), qz = world(2);
+        for (int l = 0; l < light.point_count; ++l) {
+          const PointLight& pl = light.points[l];
+          const v4f tx = splat(pl.position.x) - qx, ty = splat(pl.position.y) - qy,
+                    tz = splat(pl.position.z) - qz;
+          const v4f dist = sqrt4(tx * tx + ty * ty + tz * tz);
+          const simd::v4i near = (dist < splat(pl.range)) & (dist > splat(0.0f));
+          const v4f f = splat(1.0f) - dist / splat(pl.range);
+          const v4f ff = f * f;
+          const v4f toward = clamp0(wx * (tx / dist) + wy * (ty / dist) + wz * (tz / dist));
+          sum_r += simd::select(near, splat(pl.color.r) * ff * toward, splat(0.0f));
+          sum_g += simd::select(near, splat(pl.color.g) * ff * toward, splat(0.0f));
+          sum_b += simd::select(near, splat(pl.color.b) * ff * toward, splat(0.0f));
+        }
+      }
+    }
+    alignas(16) float sum[3][4];
+    simd::store_f(sum[0], sum_r);
+    simd::store_f(sum[1], sum_g);
+    simd::store_f(sum[2], sum_b);
+    for (std::size_t j = 0; j < lanes; ++j) {
+      const glm::vec4 c = in[i + j].color * mat.color;
+      out[i + j].color =
+          lit ? glm::vec4(c.r * sum[0][j], c.g * sum[1][j], c.b * sum[2][j], c.a) : c;
+    }
+  }
+}
 }  // namespace
 
 struct Renderer::Impl {
@@ -296,50 +403,8 @@ struct Renderer::Impl {
       const Mesh& mesh = meshes[d.mesh];
       const Material& mat = materials[d.material];
       const DrawState& state = states[d.material];
-      const glm::mat4 mvp = view_proj * d.model;
-      const glm::mat3 normal_matrix(d.model);
-      const std::span<const Vertex> in = mesh.vertices();
-      const VertexOverride* over = d.vertices;
-      const auto position = [&](std::size_t i) {
-        return over != nullptr ? glm::vec3(over->px[i], over->py[i], over->pz[i]) : in[i].position;
-      };
-      // Positions first: back faces are dropped before their vertices are lit.
-      // mvp x (p, 1) four lanes at a time: columns scaled by x, y, z plus the last.
-      simd::v4f col[4];
-      std::memcpy(col, &mvp[0][0], sizeof col);
-      for (std::size_t i = 0; i < in.size(); ++i) {
-        const glm::vec3 p = position(i);
-        const simd::v4f r = col[0] * simd::splat(p.x) + col[1] * simd::splat(p.y) +
-                            (col[2] * simd::splat(p.z) + col[3]);
-        std::memcpy(&verts[i].position, &r, sizeof r);
-      }
-      if (++b.draw_serial == 0) {  // wrapped: old stamps could match again
-        std::fill(b.lit.begin(), b.lit.end(), 0u);
-        b.draw_serial = 1;
-      }
-      const std::uint32_t serial = b.draw_serial;
-      std::uint32_t* lit = b.lit.data();
-      const auto light_vertex = [&](std::uint32_t i) {
-        if (lit[i] == serial) return;
-        lit[i] = serial;
-        const Vertex& v = in[i];
-        ClipVertex& out = verts[i];
-        out.uv = v.uv;
-        glm::vec4 c = v.color * mat.color;
-        if (mat.shading != Shading::Unlit) {
-          glm::vec3 n = v.normal;
-          if (over != nullptr && over->nx != nullptr) n = {over->nx[i], over->ny[i], over->nz[i]};
-          glm::vec3 wn = normal_matrix * n;
-          const float len = glm::length(wn);
-          wn = len > 0.0f ? wn / len : wn;
-          // The world position only matters to point lights.
-          const glm::vec3 wp = light.point_count > 0
-                                   ? glm::vec3(d.model * glm::vec4(position(i), 1.0f))
-                                   : glm::vec3(0.0f);
-          c = glm::vec4(glm::vec3(c) * light.light(wp, wn), c.a);
-        }
-        out.color = c;
-      };
+      transform_and_light(mesh.vertices(), d.vertices, view_proj * d.model, d.model, mat, light,
+                          verts.data());
       const std::span<const std::uint32_t> idx = mesh.indices();
       b.triangles_in += idx.size() / 3;
       const bool cull = state.cull == raster::CullMode::Back;
@@ -347,9 +412,6 @@ struct Renderer::Impl {
         const std::uint32_t i0 = idx[t], i1 = idx[t + 1], i2 = idx[t + 2];
         if (cull && back_facing(verts[i0].position, verts[i1].position, verts[i2].position))
           continue;
-        light_vertex(i0);
-        light_vertex(i1);
-        light_vertex(i2);
         emit_clipped(b, verts[i0], verts[i1], verts[i2], state, d.material);
       }
     }
@@ -625,7 +687,6 @@ core::Result<MeshId> Renderer::add_mesh(Mesh mesh) {
   m.max_mesh_vertices =
       std::max(m.max_mesh_vertices, static_cast<std::uint32_t>(mesh.vertices().size()));
   for (auto& v : m.batch_vertices) v.resize(m.max_mesh_vertices);
-  for (Batch& b : m.batches) b.lit.resize(m.max_mesh_vertices, 0);
   m.meshes.push_back(std::move(mesh));
   return id;
 }
