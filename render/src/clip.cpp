@@ -5,34 +5,11 @@
 #include <cstdint>
 
 #include "raster_limits.h"
+#include "raster_screen.h"
 #include "spindle/render/raster.h"
 
 namespace spindle::render::raster {
 namespace {
-
-// Outcode bits. The first six are the visible frustum (for the Outside test); the next four the
-// guard band in x and y. Near also flags w <= 0, which no visible point has.
-enum : std::uint32_t {
-  kLeft = 1u << 0,
-  kRight = 1u << 1,
-  kBottom = 1u << 2,
-  kTop = 1u << 3,
-  kNear = 1u << 4,
-  kFar = 1u << 5,
-  kGuardLeft = 1u << 6,
-  kGuardRight = 1u << 7,
-  kGuardBottom = 1u << 8,
-  kGuardTop = 1u << 9,
-  kNeedsClip = kNear | kFar | kGuardLeft | kGuardRight | kGuardBottom | kGuardTop,
-};
-
-std::uint32_t outcode(const glm::vec4& p) {
-  const float gw = kGuardBand * p.w;
-  return (p.x < -p.w ? kLeft : 0u) | (p.x > p.w ? kRight : 0u) | (p.y < -p.w ? kBottom : 0u) |
-         (p.y > p.w ? kTop : 0u) | (p.z < -p.w || !(p.w > 0.0f) ? kNear : 0u) |
-         (p.z > p.w ? kFar : 0u) | (p.x < -gw ? kGuardLeft : 0u) | (p.x > gw ? kGuardRight : 0u) |
-         (p.y < -gw ? kGuardBottom : 0u) | (p.y > gw ? kGuardTop : 0u);
-}
 
 // Signed distance to one clipping plane (>= 0 inside).
 float plane_distance(int plane, const glm::vec4& p) {
@@ -72,13 +49,7 @@ static_assert(kMaxPolygon - 2 <= kMaxClippedTriangles);
 }  // namespace
 
 ClipClass classify(const ClipVertex& a, const ClipVertex& b, const ClipVertex& c) {
-  const std::uint32_t ca = outcode(a.position);
-  const std::uint32_t cb = outcode(b.position);
-  const std::uint32_t cc = outcode(c.position);
-  if ((ca & cb & cc & (kLeft | kRight | kBottom | kTop | kNear | kFar)) != 0) {
-    return ClipClass::Outside;
-  }
-  return ((ca | cb | cc) & kNeedsClip) != 0 ? ClipClass::Clip : ClipClass::Inside;
+  return classify_codes(outcode(a.position), outcode(b.position), outcode(c.position));
 }
 
 int clip_triangle(const ClipVertex& a, const ClipVertex& b, const ClipVertex& c, ClipVertex* out) {

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "raster_limits.h"
+#include "raster_screen.h"
 #include "raster_simd.h"
 #include "raster_texture.h"
 #include "spindle/render/raster.h"
@@ -43,17 +44,6 @@ constexpr int kBlock = 8;  // trivial accept / reject granularity, pixels per si
 
 enum Plane { kZ, kInvW, kU, kV, kR, kG, kB, kA };
 
-// Rounds to the nearest grid point, halves away from zero (the same on every machine).
-std::int32_t snap(float pixels) {
-  const double d = static_cast<double>(pixels) * kSubpixelScale;
-  return static_cast<std::int32_t>(d >= 0.0 ? d + 0.5 : d - 0.5);
-}
-
-// floor(n / 2^kSubpixelBits) for the bounding box.
-std::int32_t floor_div(std::int32_t n) {
-  return n >> kSubpixelBits;
-}
-
 }  // namespace
 
 bool setup_triangle(const ClipVertex& a, const ClipVertex& b, const ClipVertex& c,
@@ -78,28 +68,16 @@ bool setup_triangle(const ClipVertex& a, const ClipVertex& b, const ClipVertex& 
     depth[i] = p.z * inv_w[i] * 0.5f + 0.5f;
   }
 
-  // Twice the signed area with y down: counter-clockwise with y up is negative here.
-  std::int64_t area =
-      std::int64_t{fx[1] - fx[0]} * (fy[2] - fy[0]) - std::int64_t{fx[2] - fx[0]} * (fy[1] - fy[0]);
-  if (area == 0) return false;
-  if (area > 0 && state.cull == CullMode::Back) return false;
+  std::int64_t area = 0;
+  PixelBox box{};
+  if (!pixel_bounds(fx, fy, viewport, state.cull, area, box)) return false;
   int order[3] = {0, 1, 2};  // inside is E >= 0 for every edge once the area is positive
   if (area < 0) {
     std::swap(order[1], order[2]);
     area = -area;
   }
-
-  // Pixel centres (p + 1/2) inside the snapped bounding box, clamped to the viewport.
+  const int min_x = box.min_x, min_y = box.min_y, max_x = box.max_x, max_y = box.max_y;
   const std::int32_t half = kSubpixelScale / 2;
-  const std::int32_t lo_x = std::min({fx[0], fx[1], fx[2]});
-  const std::int32_t hi_x = std::max({fx[0], fx[1], fx[2]});
-  const std::int32_t lo_y = std::min({fy[0], fy[1], fy[2]});
-  const std::int32_t hi_y = std::max({fy[0], fy[1], fy[2]});
-  const int min_x = std::max(0, floor_div(lo_x - half + kSubpixelScale - 1));
-  const int min_y = std::max(0, floor_div(lo_y - half + kSubpixelScale - 1));
-  const int max_x = std::min(viewport.width - 1, floor_div(hi_x - half));
-  const int max_y = std::min(viewport.height - 1, floor_div(hi_y - half));
-  if (min_x > max_x || min_y > max_y) return false;
   out.min_x = static_cast<std::int16_t>(min_x);
   out.min_y = static_cast<std::int16_t>(min_y);
   out.max_x = static_cast<std::int16_t>(max_x);

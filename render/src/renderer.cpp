@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "raster_screen.h"
 #include "raster_simd.h"
 #include "spindle/algorithms/chunks.h"
 #include "spindle/base/log.h"
@@ -13,6 +14,13 @@
 #include "spindle/render/draw_list.h"
 #include "spindle/render/font.h"
 #include "spindle/render/raster.h"
+
+// The per-vertex pass must round as setup_triangle does (see raster.cpp): no fused a * b + c.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
 
 namespace spindle::render {
 
@@ -36,6 +44,7 @@ struct Batch {
   std::uint64_t triangles_in = 0;
   std::uint32_t invalid = 0;
   bool overflow = false;  // triangles or entries did not fit: grown and redone serially
+  std::vector<raster::ScreenVertex> screen;  // per vertex of the draw being set up
 
   void clear() {
     triangle_count = 0;
@@ -100,7 +109,8 @@ inline simd::v4f sqrt4(simd::v4f v) {
 // which lane computed it. Positions and normals come from `over` where it gives them.
 void transform_and_light(std::span<const Vertex> in, const VertexOverride* over,
                          const glm::mat4& mvp, const glm::mat4& model, const Material& mat,
-                         const Lighting& light, ClipVertex* out) {
+                         const Lighting& light, const raster::Viewport& viewport, ClipVertex* out,
+                         raster::ScreenVertex* screen) {
   using simd::splat;
   using simd::v4f;
   const std::size_t n = in.size();
@@ -125,16 +135,20 @@ void transform_and_light(std::span<const Vertex> in, const VertexOverride* over,
     }
     const v4f px = load4(lane[0]), py = load4(lane[1]), pz = load4(lane[2]);
     // mvp x (p, 1): per row, columns scaled by x, y, z plus the last.
-    for (int r = 0; r < 4; ++r) {
-      const v4f c = splat(mvp[0][r]) * px + splat(mvp[1][r]) * py +
-                    (splat(mvp[2][r]) * pz + splat(mvp[3][r]));
-      simd::store_f(lane[6 + r], c);
-    }
+    const auto row = [&](int r) {
+      return splat(mvp[0][r]) * px + splat(mvp[1][r]) * py +
+             (splat(mvp[2][r]) * pz + splat(mvp[3][r]));
+    };
+    const v4f cx = row(0), cy = row(1), cz = row(2), cw = row(3);
+    simd::store_f(lane[6], cx);
+    simd::store_f(lane[7], cy);
+    simd::store_f(lane[8], cz);
+    simd::store_f(lane[9], cw);
     for (std::size_t j = 0; j < lanes; ++j) {
       out[i + j].position = {lane[6][j], lane[7][j], lane[8][j], lane[9][j]};
       out[i + j].uv = in[i + j].uv;
     }
-
+    raster::project(cx, cy, cz, cw, viewport, screen + i, lanes);
     v4f sum_r = splat(1.0f), sum_g = splat(1.0f), sum_b = splat(1.0f);
     if (lit) {
       if (own_normals && lanes == 4) {
@@ -378,14 +392,18 @@ struct Renderer::Impl {
       case raster::ClipClass::Inside:
         emit(b, v0, v1, v2, state, state_index);
         return;
-      case raster::ClipClass::Clip: {
-        ClipVertex out[3 * raster::kMaxClippedTriangles];
-        const int n = raster::clip_triangle(v0, v1, v2, out);
-        for (int k = 0; k < n; ++k)
-          emit(b, out[3 * k], out[3 * k + 1], out[3 * k + 2], state, state_index);
+      case raster::ClipClass::Clip:
+        emit_clip(b, v0, v1, v2, state, state_index);
         return;
-      }
     }
+  }
+
+  void emit_clip(Batch& b, const ClipVertex& v0, const ClipVertex& v1, const ClipVertex& v2,
+                 const DrawState& state, std::uint32_t state_index) {
+    ClipVertex out[3 * raster::kMaxClippedTriangles];
+    const int n = raster::clip_triangle(v0, v1, v2, out);
+    for (int k = 0; k < n; ++k)
+      emit(b, out[3 * k], out[3 * k + 1], out[3 * k + 2], state, state_index);
   }
 
   // Transforms, lights, clips and sets up the draws [begin, end) of the sorted list into `b`.
@@ -404,15 +422,33 @@ struct Renderer::Impl {
       const Material& mat = materials[d.material];
       const DrawState& state = states[d.material];
       transform_and_light(mesh.vertices(), d.vertices, view_proj * d.model, d.model, mat, light,
-                          verts.data());
+                          viewport, verts.data(), b.screen.data());
       const std::span<const std::uint32_t> idx = mesh.indices();
       b.triangles_in += idx.size() / 3;
       const bool cull = state.cull == raster::CullMode::Back;
+      const raster::ScreenVertex* screen = b.screen.data();
       for (std::size_t t = 0; t + 2 < idx.size(); t += 3) {
         const std::uint32_t i0 = idx[t], i1 = idx[t + 1], i2 = idx[t + 2];
         if (cull && back_facing(verts[i0].position, verts[i1].position, verts[i2].position))
           continue;
-        emit_clipped(b, verts[i0], verts[i1], verts[i2], state, d.material);
+        // classify and setup's own early rejection from the per-vertex pass: most triangles of
+        // a distant mesh cover no pixel centre and end here.
+        const raster::ScreenVertex &s0 = screen[i0], &s1 = screen[i1], &s2 = screen[i2];
+        switch (raster::classify_codes(s0.code, s1.code, s2.code)) {
+          case raster::ClipClass::Outside:
+            break;
+          case raster::ClipClass::Inside: {
+            const std::int32_t fx[3] = {s0.x, s1.x, s2.x}, fy[3] = {s0.y, s1.y, s2.y};
+            std::int64_t area = 0;
+            raster::PixelBox box{};
+            if (raster::pixel_bounds(fx, fy, viewport, state.cull, area, box))
+              emit(b, verts[i0], verts[i1], verts[i2], state, d.material);
+            break;
+          }
+          case raster::ClipClass::Clip:
+            emit_clip(b, verts[i0], verts[i1], verts[i2], state, d.material);
+            break;
+        }
       }
     }
     bin(b);
@@ -687,6 +723,7 @@ core::Result<MeshId> Renderer::add_mesh(Mesh mesh) {
   m.max_mesh_vertices =
       std::max(m.max_mesh_vertices, static_cast<std::uint32_t>(mesh.vertices().size()));
   for (auto& v : m.batch_vertices) v.resize(m.max_mesh_vertices);
+  for (auto& b : m.batches) b.screen.resize(m.max_mesh_vertices);
   m.meshes.push_back(std::move(mesh));
   return id;
 }

@@ -13,6 +13,7 @@
 #include <glm/glm.hpp>
 #include <glm/gtc/matrix_transform.hpp>
 
+#include "raster_screen.h"
 #include "spindle/render/image.h"
 #include "spindle/render/raster.h"
 #include "spindle/render/texture.h"
@@ -766,6 +767,61 @@ TEST(RasterTiles, ClearTileTouchesOnlyItsRect) {
   EXPECT_EQ(s.at(t.x0 - 1, t.y0), rgba(1, 2, 3, 4));
   EXPECT_EQ(s.at(t.x1, t.y1 - 1), rgba(1, 2, 3, 4));
   EXPECT_EQ(s.at(t.x0, t.y1), rgba(1, 2, 3, 4));
+}
+
+// The renderer's per-vertex pass (raster_screen.h) against the scalar functions setup_triangle
+// and classify use: the same snapped position for every float, halves included, and the same
+// outcode for points inside, on and beyond every plane and the guard band.
+TEST(RasterScreen, SnapFourAtATimeRoundsAsSnap) {
+  std::mt19937 rng(99);
+  std::uniform_real_distribution<float> pixels(-40000.0f, 40000.0f);
+  std::uniform_int_distribution<int> grid(-9000000, 9000000);
+  std::vector<float> values = {0.0f,       -0.0f,       0.5f / 256,         -0.5f / 256,
+                               1.5f / 256, -1.5f / 256, 1.0f / 512 - 1e-9f, 36864.0f,
+                               -36864.0f};
+  for (int i = 0; i < 20000; ++i) {
+    values.push_back(pixels(rng));
+    values.push_back((static_cast<float>(grid(rng)) + 0.5f) / 256.0f);  // exactly halfway
+  }
+  for (std::size_t i = 0; i + 4 <= values.size(); i += 4) {
+    const simd::v4i got = snap4(simd::v4f{values[i], values[i + 1], values[i + 2], values[i + 3]});
+    for (int j = 0; j < 4; ++j) ASSERT_EQ(got[j], snap(values[i + j])) << values[i + j];
+  }
+}
+
+TEST(RasterScreen, ProjectGivesTheOutcodesAndPositionsSetupUses) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> c(-12.0f, 12.0f);
+  const Viewport viewport{640, 360};
+  const float half_w = 320.0f, half_h = 180.0f;
+  std::vector<glm::vec4> points = {{0, 0, 0, 1},  {1, 1, 1, 1},    {-1, -1, -1, 1}, {8, 0, 0, 1},
+                                   {-8, 8, 0, 1}, {0, 0, 0, 0},    {0, 0, 0, -1},   {1, 0, 2, 1},
+                                   {0, 9, 0, 1},  {0, 0, -1.5f, 1}};
+  std::uniform_real_distribution<float> depth(-1.2f, 1.2f);  // of w: mostly between near and far
+  for (int i = 0; i < 4000; ++i) {
+    const float w = 0.25f * c(rng) + 1.0f;
+    points.push_back({c(rng), c(rng), depth(rng) * w, w});
+  }
+  int in_band = 0;
+  for (std::size_t i = 0; i + 4 <= points.size(); i += 4) {
+    simd::v4f x, y, z, w;
+    for (int j = 0; j < 4; ++j) {
+      x[j] = points[i + j].x, y[j] = points[i + j].y;
+      z[j] = points[i + j].z, w[j] = points[i + j].w;
+    }
+    ScreenVertex out[4];
+    project(x, y, z, w, viewport, out, 4);
+    for (int j = 0; j < 4; ++j) {
+      const glm::vec4& p = points[i + j];
+      ASSERT_EQ(out[j].code, outcode(p)) << p.x << " " << p.y << " " << p.z << " " << p.w;
+      if ((out[j].code & kNeedsClip) != 0) continue;
+      ++in_band;
+      const float inv_w = 1.0f / p.w;
+      EXPECT_EQ(out[j].x, snap((p.x * inv_w + 1.0f) * half_w));
+      EXPECT_EQ(out[j].y, snap((1.0f - p.y * inv_w) * half_h));
+    }
+  }
+  EXPECT_GT(in_band, 1000);
 }
 
 }  // namespace

@@ -3,9 +3,12 @@
 // buffer; golden images; the RenderPlugin in an engine.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "modes.h"
 #include "render_scene.h"
@@ -100,6 +103,100 @@ TEST(Renderer, SmallBinsGrowAndGiveTheSameImage) {
   test::submit_scene(r, ids, 60, 0);
   r.render(js);
   EXPECT_EQ(r.stats().grows, grows) << "grown once, the same frame needs no more";
+}
+
+// The per-draw vertex pass rejects most tiny triangles before setup, from each vertex's outcode
+// and snapped position. It must keep exactly the triangles that classify, clip_triangle and
+// setup_triangle keep (raster.h): random triangles from sub-pixel slivers to ones crossing the
+// near plane and the guard band, drawn from a mesh and again through a VertexOverride.
+TEST(Renderer, VertexPassKeepsExactlyWhatSetupKeeps) {
+  constexpr int kW = 200, kH = 150;
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::uniform_real_distribution<float> log_size(-4.0f, 1.7f);  // 1e-4 to 50 units
+  std::vector<Vertex> vertices;
+  std::vector<std::uint32_t> indices;
+  for (std::uint32_t t = 0; t < 4000; ++t) {
+    const glm::vec3 centre{30.0f * unit(rng), 20.0f * unit(rng),
+                           -100.0f * (0.5f + 0.5f * unit(rng))};
+    const float size = std::pow(10.0f, log_size(rng));
+    for (int k = 0; k < 3; ++k) {
+      Vertex v;
+      v.position = centre + size * glm::vec3(unit(rng), unit(rng), unit(rng));
+      v.color = {0.5f + 0.5f * unit(rng), 0.5f + 0.5f * unit(rng), 0.5f, 1.0f};
+      indices.push_back(static_cast<std::uint32_t>(vertices.size()));
+      vertices.push_back(v);
+    }
+  }
+  Camera cam;
+  cam.aspect = static_cast<float>(kW) / kH;
+  const glm::mat4 vp = cam.view_projection();
+
+  // The reference: each triangle through the public building blocks, counting what setup keeps.
+  // Positions as the renderer computes them, (m0 x + m1 y) + (m2 z + m3) per row.
+  const raster::Viewport viewport{kW, kH};
+  raster::DrawState state;
+  state.cull = raster::CullMode::None;
+  std::uint64_t kept = 0;
+  const auto clip_vertex = [&](const Vertex& v) {
+    raster::ClipVertex c;
+    for (int r = 0; r < 4; ++r)
+      c.position[r] =
+          vp[0][r] * v.position.x + vp[1][r] * v.position.y + (vp[2][r] * v.position.z + vp[3][r]);
+    c.color = v.color;
+    return c;
+  };
+  int clipped = 0;
+  for (std::size_t t = 0; t < indices.size(); t += 3) {
+    const raster::ClipVertex a = clip_vertex(vertices[t]), b = clip_vertex(vertices[t + 1]),
+                             c = clip_vertex(vertices[t + 2]);
+    raster::Triangle tri;
+    switch (raster::classify(a, b, c)) {
+      case raster::ClipClass::Outside:
+        break;
+      case raster::ClipClass::Inside:
+        kept += raster::setup_triangle(a, b, c, viewport, state, tri) ? 1 : 0;
+        break;
+      case raster::ClipClass::Clip: {
+        ++clipped;
+        raster::ClipVertex out[3 * raster::kMaxClippedTriangles];
+        const int n = raster::clip_triangle(a, b, c, out);
+        for (int k = 0; k < n; ++k)
+          kept += raster::setup_triangle(out[3 * k], out[3 * k + 1], out[3 * k + 2], viewport,
+                                         state, tri)
+                      ? 1
+                      : 0;
+      }
+    }
+  }
+  ASSERT_GT(clipped, 20) << "the scene must exercise clipping";
+  ASSERT_GT(kept, 200u);
+  ASSERT_LT(kept, 3000u) << "the scene must have triangles that setup rejects";
+
+  jobs::JobSystem js(job_config(jobs::Mode::Single, 1));
+  std::vector<float> px, py, pz;
+  for (const Vertex& v : vertices) {
+    px.push_back(v.position.x);
+    py.push_back(v.position.y);
+    pz.push_back(v.position.z);
+  }
+  const VertexOverride over{px.data(), py.data(), pz.data()};
+  std::uint64_t hash[2] = {};
+  for (int overridden = 0; overridden < 2; ++overridden) {
+    Renderer r({.width = kW, .height = kH});
+    const MeshId mesh =
+        r.add_mesh(
+             Mesh::create({.name = "slivers", .vertices = vertices, .indices = indices}).value())
+            .value();
+    const MaterialId mat =
+        r.add_material({.name = "unlit", .shading = Shading::Unlit, .cull_back = false}).value();
+    r.set_camera(cam);
+    r.submit({.mesh = mesh, .material = mat, .vertices = overridden ? &over : nullptr});
+    r.render(js);
+    EXPECT_EQ(r.stats().triangles_binned, kept) << (overridden ? "override" : "mesh");
+    hash[overridden] = r.image_hash();
+  }
+  EXPECT_EQ(hash[0], hash[1]);
 }
 
 TEST(Renderer, BadDrawsAreSkippedAndCounted) {
