@@ -116,15 +116,14 @@ inline simd::v4i snap4(simd::v4f pixels) {
 // order of operations; lanes outside the guard band keep only their outcode (their triangles are
 // clipped or dropped).
 inline void project(simd::v4f x, simd::v4f y, simd::v4f z, simd::v4f w, const Viewport& viewport,
-             ScreenVertex* out, std::size_t lanes) {
+                    ScreenVertex* out, std::size_t lanes) {
   using simd::splat;
   using simd::v4f;
   using simd::v4i;
   const auto bit = [](v4i m, std::uint32_t b) { return m & simd::splat_i(static_cast<int>(b)); };
   const v4f gw = splat(kGuardBand) * w;
-  const v4i code = bit(x < -w, kLeft) | bit(x > w, kRight) |
-                   bit(y < -w, kBottom) | bit(y > w, kTop) |
-                   bit((z < -w) | ~(w > splat(0.0f)), kNear) | bit(z > w, kFar) |
+  const v4i code = bit(x < -w, kLeft) | bit(x > w, kRight) | bit(y < -w, kBottom) |
+                   bit(y > w, kTop) | bit((z < -w) | ~(w > splat(0.0f)), kNear) | bit(z > w, kFar) |
                    bit(x < -gw, kGuardLeft) | bit(x > gw, kGuardRight) |
                    bit(y < -gw, kGuardBottom) | bit(y > gw, kGuardTop);
   const v4i in_band = (code & simd::splat_i(static_cast<int>(kNeedsClip))) == 0;
