@@ -8,6 +8,15 @@
 
 #include "quantize.h"
 
+// SSE2 where the compiler targets it and the build allows intrinsics (SPINDLE_SIMD); otherwise
+// GLM's scalar code. Both give the same bits.
+#if defined(__SSE2__) && (!defined(SPINDLE_SIMD) || SPINDLE_SIMD)
+#include <emmintrin.h>
+#define SPINDLE_ANIM_SAMPLE_SSE2 1
+#else
+#define SPINDLE_ANIM_SAMPLE_SSE2 0
+#endif
+
 namespace spindle::anim {
 namespace {
 
@@ -184,6 +193,50 @@ SPINDLE_ANIM_INLINE Value sample_pair(const Pair& d, float t, FromVec4 from) {
   return interpolate(from(d.v0), from(d.v1), a);
 }
 
+#if SPINDLE_ANIM_SAMPLE_SSE2
+// One decoded value (x, y, z, w) in a register.
+struct Lanes4 {
+  __m128 v;
+  glm::vec3 vec3() const {
+    alignas(16) float f[4];
+    _mm_store_ps(f, v);
+    return {f[0], f[1], f[2]};
+  }
+  glm::quat quat() const {
+    alignas(16) float f[4];
+    _mm_store_ps(f, v);
+    return {f[3], f[0], f[1], f[2]};
+  }
+};
+
+// GLM's quaternion dot, (w w' + x x') + (y y' + z z'), in every lane.
+SPINDLE_ANIM_INLINE __m128 quat_dot(__m128 a, __m128 b) {
+  const __m128 p = _mm_mul_ps(a, b);                                              // x y z w
+  const __m128 s = _mm_add_ps(p, _mm_shuffle_ps(p, p, _MM_SHUFFLE(0, 1, 2, 3)));  // x+w, y+z
+  const __m128 d = _mm_add_ps(_mm_shuffle_ps(s, s, _MM_SHUFFLE(0, 0, 0, 0)),
+                              _mm_shuffle_ps(s, s, _MM_SHUFFLE(1, 1, 1, 1)));
+  return d;
+}
+
+// sample_pair with the value's four lanes in one register: the same operations in the same
+// order as interpolate() and glm::normalize, so the same bits.
+template <class Pair>
+SPINDLE_ANIM_INLINE Lanes4 sample_pair_sse(const Pair& d, float t, bool rotation) {
+  const __m128 v0 = _mm_loadu_ps(&d.v0.x);
+  if (t <= d.t0) return {v0};
+  __m128 v1 = _mm_loadu_ps(&d.v1.x);
+  if (t >= d.t1) return {v1};
+  const float a = (t - d.t0) * d.inv_span;
+  if (a == 0.0f) return {v0};
+  const __m128 av = _mm_set1_ps(a);
+  if (!rotation) return {_mm_add_ps(v0, _mm_mul_ps(_mm_sub_ps(v1, v0), av))};
+  if (_mm_cvtss_f32(quat_dot(v0, v1)) < 0.0f) v1 = _mm_xor_ps(v1, _mm_set1_ps(-0.0f));
+  const __m128 q = _mm_add_ps(_mm_mul_ps(v0, _mm_set1_ps(1.0f - a)), _mm_mul_ps(v1, av));
+  const float len = std::sqrt(_mm_cvtss_f32(quat_dot(q, q)));
+  if (len <= 0.0f) return {_mm_setr_ps(0.0f, 0.0f, 0.0f, 1.0f)};
+  return {_mm_mul_ps(q, _mm_set1_ps(1.0f / len))};
+}
+#endif
 }  // namespace
 
 void SamplingCache::resize(int joint_count, CacheFor clips) {
@@ -226,6 +279,13 @@ void SamplingJob::sample_compressed() const {
     run(Stream<C, std::uint16_t, std::uint16_t>{c, c.tracks16.data(), c.times16.data()});
   cache.next_ = next;
 
+#if SPINDLE_ANIM_SAMPLE_SSE2
+  for (std::size_t j = 0; j < output.size(); ++j, d += 3) {
+    output[j].translation = sample_pair_sse(d[0], time, false).vec3();
+    output[j].rotation = sample_pair_sse(d[1], time, true).quat();
+    output[j].scale = sample_pair_sse(d[2], time, false).vec3();
+  }
+#else
   const auto to_vec3 = [](const glm::vec4& v) { return glm::vec3(v); };
   const auto to_quat = [](const glm::vec4& v) { return glm::quat(v.w, v.x, v.y, v.z); };
   for (std::size_t j = 0; j < output.size(); ++j, d += 3) {
@@ -233,6 +293,7 @@ void SamplingJob::sample_compressed() const {
     output[j].rotation = sample_pair<glm::quat>(d[1], time, to_quat);
     output[j].scale = sample_pair<glm::vec3>(d[2], time, to_vec3);
   }
+#endif
 }
 
 core::Status SamplingJob::validate() const {
