@@ -40,6 +40,9 @@ enum : std::uint32_t {
   kGuardTop = 1u << 9,
   kOutsideBits = kLeft | kRight | kBottom | kTop | kNear | kFar,
   kNeedsClip = kNear | kFar | kGuardLeft | kGuardRight | kGuardBottom | kGuardTop,
+  // Not an outcode bit (classify ignores it): project() found no usable position inside the
+  // guard band (NaN or infinite coordinates), which setup_triangle rejects.
+  kUnprojectable = 1u << 10,
 };
 
 inline std::uint32_t outcode(const glm::vec4& p) {
@@ -114,7 +117,7 @@ inline simd::v4i snap4(simd::v4f pixels) {
 
 // outcode() and setup_triangle's snapped position for four clip-space vertices, in setup's
 // order of operations; lanes outside the guard band keep only their outcode (their triangles are
-// clipped or dropped).
+// clipped or dropped), and lanes inside it with no finite position are flagged kUnprojectable.
 inline void project(simd::v4f x, simd::v4f y, simd::v4f z, simd::v4f w, const Viewport& viewport,
                     ScreenVertex* out, std::size_t lanes) {
   using simd::splat;
@@ -130,11 +133,16 @@ inline void project(simd::v4f x, simd::v4f y, simd::v4f z, simd::v4f w, const Vi
   const v4f inv_w = splat(1.0f) / simd::select(in_band, w, splat(1.0f));
   const float half_w = 0.5f * static_cast<float>(viewport.width);
   const float half_h = 0.5f * static_cast<float>(viewport.height);
-  const v4f sx = simd::select(in_band, (x * inv_w + splat(1.0f)) * splat(half_w), splat(0.0f));
-  const v4f sy = simd::select(in_band, (splat(1.0f) - y * inv_w) * splat(half_h), splat(0.0f));
-  const v4i fx = snap4(sx), fy = snap4(sy);
+  const v4f px = (x * inv_w + splat(1.0f)) * splat(half_w);
+  const v4f py = (splat(1.0f) - y * inv_w) * splat(half_h);
+  // setup_triangle's range test: false for NaN, which must not reach the integer code.
+  const v4f lim = splat(kMaxProjectedPixels);
+  const v4i usable = in_band & (px >= -lim) & (px <= lim) & (py >= -lim) & (py <= lim);
+  const v4i flags = code | (in_band & ~usable & simd::splat_i(static_cast<int>(kUnprojectable)));
+  const v4i fx = snap4(simd::select(usable, px, splat(0.0f)));
+  const v4i fy = snap4(simd::select(usable, py, splat(0.0f)));
   for (std::size_t j = 0; j < lanes; ++j)
-    out[j] = {fx[j], fy[j], static_cast<std::uint32_t>(code[j])};
+    out[j] = {fx[j], fy[j], static_cast<std::uint32_t>(flags[j])};
 }
 
 }  // namespace spindle::render::raster

@@ -438,6 +438,7 @@ struct Renderer::Impl {
           case raster::ClipClass::Outside:
             break;
           case raster::ClipClass::Inside: {
+            if (((s0.code | s1.code | s2.code) & raster::kUnprojectable) != 0) break;
             const std::int32_t fx[3] = {s0.x, s1.x, s2.x}, fy[3] = {s0.y, s1.y, s2.y};
             std::int64_t area = 0;
             raster::PixelBox box{};

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -789,6 +790,28 @@ TEST(RasterScreen, SnapFourAtATimeRoundsAsSnap) {
   }
 }
 
+// A non-finite coordinate that no outcode bit catches (NaN compares false with everything) is
+// flagged, as setup_triangle rejects it, and never reaches the integer snapping.
+TEST(RasterScreen, ProjectFlagsPositionsSetupCannotUse) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const simd::v4f x{nan, 0.5f, 0.0f, 0.25f}, y{0.0f, nan, 0.0f, 0.0f}, z{0.0f, 0.0f, 0.0f, 0.0f},
+      w{1.0f, 1.0f, 1.0f, 1.0f};
+  ScreenVertex out[4];
+  project(x, y, z, w, Viewport{64, 64}, out, 4);
+  EXPECT_NE(out[0].code & kUnprojectable, 0u);
+  EXPECT_NE(out[1].code & kUnprojectable, 0u);
+  EXPECT_EQ(out[2].code, 0u);
+  EXPECT_EQ(out[3].code, 0u);
+  EXPECT_EQ(out[2].x, snap(32.0f));
+  // setup_triangle agrees: a triangle with that vertex is not drawn.
+  ClipVertex a, b, c;
+  a.position = {nan, 0.0f, 0.0f, 1.0f};
+  b.position = {0.5f, 0.0f, 0.0f, 1.0f};
+  c.position = {0.0f, 0.5f, 0.0f, 1.0f};
+  Triangle t;
+  EXPECT_FALSE(setup_triangle(a, b, c, Viewport{64, 64}, DrawState{.cull = CullMode::None}, t));
+}
+
 TEST(RasterScreen, ProjectGivesTheOutcodesAndPositionsSetupUses) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> c(-12.0f, 12.0f);
@@ -813,7 +836,9 @@ TEST(RasterScreen, ProjectGivesTheOutcodesAndPositionsSetupUses) {
     project(x, y, z, w, viewport, out, 4);
     for (int j = 0; j < 4; ++j) {
       const glm::vec4& p = points[i + j];
-      ASSERT_EQ(out[j].code, outcode(p)) << p.x << " " << p.y << " " << p.z << " " << p.w;
+      ASSERT_EQ(out[j].code & ~kUnprojectable, outcode(p))
+          << p.x << " " << p.y << " " << p.z << " " << p.w;
+      ASSERT_EQ(out[j].code & kUnprojectable, 0u);
       if ((out[j].code & kNeedsClip) != 0) continue;
       ++in_band;
       const float inv_w = 1.0f / p.w;
