@@ -219,30 +219,6 @@ struct OzzData {
   int vertex_count = 0;
 };
 
-// ozz's skinning job over the workload's mesh (4 indices and 3 stored weights per vertex, AoS
-// xyz streams) with `palette`, writing `positions` and `normals` (3 floats a vertex each).
-ozz::geometry::SkinningJob ozz_skinning_job(const OzzData& d, ozz::span<const om::Float4x4> palette,
-                                            std::vector<float>& positions,
-                                            std::vector<float>& normals) {
-  ozz::geometry::SkinningJob job;
-  job.vertex_count = d.vertex_count;
-  job.influences_count = 4;
-  job.joint_matrices = palette;
-  job.joint_indices = ozz::make_span(d.indices);
-  job.joint_indices_stride = 4 * sizeof(std::uint16_t);
-  job.joint_weights = ozz::make_span(d.weights);
-  job.joint_weights_stride = 3 * sizeof(float);
-  job.in_positions = ozz::make_span(d.positions);
-  job.in_positions_stride = 3 * sizeof(float);
-  job.in_normals = ozz::make_span(d.normals);
-  job.in_normals_stride = 3 * sizeof(float);
-  job.out_positions = ozz::make_span(positions);
-  job.out_positions_stride = 3 * sizeof(float);
-  job.out_normals = ozz::make_span(normals);
-  job.out_normals_stride = 3 * sizeof(float);
-  return job;
-}
-
 om::Float4x4 to_ozz_matrix(const glm::mat4& m) {
   // Both are column-major: glm's m[c] and ozz's cols[c] are the same column.
   om::Float4x4 r;
@@ -572,8 +548,22 @@ void print_agreement() {
                           .out_normals = {nx, ny, nz},
                           .normalize_normals = renorm};
     if (!job.run()) die("Spindle skinning failed");
-    ozz::geometry::SkinningJob oj = ozz_skinning_job(
-        d, shared ? ozz::make_span(shared_palette) : ozz::make_span(o.palette), op, on);
+    ozz::geometry::SkinningJob oj;
+    oj.vertex_count = d.vertex_count;
+    oj.influences_count = 4;
+    oj.joint_matrices = shared ? ozz::make_span(shared_palette) : ozz::make_span(o.palette);
+    oj.joint_indices = ozz::make_span(d.indices);
+    oj.joint_indices_stride = 4 * sizeof(std::uint16_t);
+    oj.joint_weights = ozz::make_span(d.weights);
+    oj.joint_weights_stride = 3 * sizeof(float);
+    oj.in_positions = ozz::make_span(d.positions);
+    oj.in_positions_stride = 3 * sizeof(float);
+    oj.in_normals = ozz::make_span(d.normals);
+    oj.in_normals_stride = 3 * sizeof(float);
+    oj.out_positions = ozz::make_span(op);
+    oj.out_positions_stride = 3 * sizeof(float);
+    oj.out_normals = ozz::make_span(on);
+    oj.out_normals_stride = 3 * sizeof(float);
     if (!oj.Run()) die("ozz skinning failed");
     for (std::size_t v = 0; v < n; ++v) {
       const float sp[3] = {px[v], py[v], pz[v]};
@@ -855,7 +845,21 @@ std::vector<Op> make_ops() {
       if (!c.sample_walk() || !c.model_and_palette(c.walk)) die("ozz walk palette failed");
       positions.resize(d.positions.size());
       normals.resize(d.normals.size());
-      job = ozz_skinning_job(d, ozz::make_span(c.palette), positions, normals);
+      job.vertex_count = d.vertex_count;
+      job.influences_count = 4;  // 4 indices, 3 stored weights per vertex
+      job.joint_matrices = ozz::make_span(c.palette);
+      job.joint_indices = ozz::make_span(d.indices);
+      job.joint_indices_stride = 4 * sizeof(std::uint16_t);
+      job.joint_weights = ozz::make_span(d.weights);
+      job.joint_weights_stride = 3 * sizeof(float);
+      job.in_positions = ozz::make_span(d.positions);
+      job.in_positions_stride = 3 * sizeof(float);
+      job.in_normals = ozz::make_span(d.normals);
+      job.in_normals_stride = 3 * sizeof(float);
+      job.out_positions = ozz::make_span(positions);
+      job.out_positions_stride = 3 * sizeof(float);
+      job.out_normals = ozz::make_span(normals);
+      job.out_normals_stride = 3 * sizeof(float);
     }
   };
   struct SpindleSkin {
