@@ -129,14 +129,14 @@ UniformBlend uniform_blend(std::span<const BlendLayer> layers, std::span<const J
   return u;
 }
 
-// Joints [0, 4 * groups), four at a time. Translation and scale are a weighted sum of four
+// Every joint (at least four), four at a time. Translation and scale are a weighted sum of four
 // joints' 40 floats taken as 10 vectors (the rotation lanes of that pass are overwritten after);
 // rotations are transposed to one register per component, so the hemisphere test and the
 // normalisation need no horizontal sums. The first pose is multiplied, not added to zero:
 // blend_joint() does the same, so the two paths agree to the bit. N > 0 fixes the pose count at
 // compile time (the loops over poses unroll); N = 0 reads it from `u`.
 template <std::size_t N>
-void blend_fours(const UniformBlend& u, std::size_t groups, std::span<const JointTransform> rest,
+void blend_fours(const UniformBlend& u, std::span<const JointTransform> rest,
                  std::span<JointTransform> output) {
   const std::size_t count = N > 0 ? N : u.count;
   __m128 w[kMaxUniformPoses];
@@ -145,8 +145,9 @@ void blend_fours(const UniformBlend& u, std::size_t groups, std::span<const Join
   const __m128 sign_bit = _mm_set1_ps(-0.0f);
   const __m128 min_len2 = _mm_set1_ps(kMinRotationLength2);
 
-  for (std::size_t g = 0; g < groups; ++g) {
-    const std::size_t at = 40 * g;  // float offset of joint 4 * g
+  // Joints [first, first + 4).
+  const auto group = [&](std::size_t first) {
+    const std::size_t at = 10 * first;  // float offset of the joint
     auto* out = reinterpret_cast<float*>(output.data()) + at;
     for (std::size_t k = 0; k < 40; k += 4) {
       __m128 acc = _mm_mul_ps(_mm_loadu_ps(u.pose[0] + at + k), w[0]);
@@ -191,29 +192,33 @@ void blend_fours(const UniformBlend& u, std::size_t groups, std::span<const Join
     const int ok = _mm_movemask_ps(_mm_cmpgt_ps(len2, min_len2));
     if (ok != 0xF) [[unlikely]]
       for (std::size_t k = 0; k < 4; ++k)
-        if ((ok & (1 << k)) == 0) output[4 * g + k].rotation = rest[4 * g + k].rotation;
-  }
+        if ((ok & (1 << k)) == 0) output[first + k].rotation = rest[first + k].rotation;
+  };
+  const std::size_t n = output.size();
+  for (std::size_t first = 0; first + 4 <= n; first += 4) group(first);
+  // The last n % 4 joints as the group ending at the last joint: it blends up to three joints
+  // again, to the same bits (lanes are independent, and the output aliases no input), which is
+  // cheaper than the per-joint path for the rest.
+  if (n % 4 != 0) group(n - 4);
 }
 
-// Blends joints [0, 4 * (n / 4)) with `u`; returns how many it did.
-std::size_t blend_uniform(const UniformBlend& u, std::span<const JointTransform> rest,
-                          std::span<JointTransform> output) {
-  const std::size_t groups = output.size() / 4;
+// Blends every joint with `u` (at least four joints).
+void blend_uniform(const UniformBlend& u, std::span<const JointTransform> rest,
+                   std::span<JointTransform> output) {
   switch (u.count) {
     case 1:
-      blend_fours<1>(u, groups, rest, output);
+      blend_fours<1>(u, rest, output);
       break;
     case 2:
-      blend_fours<2>(u, groups, rest, output);
+      blend_fours<2>(u, rest, output);
       break;
     case 3:
-      blend_fours<3>(u, groups, rest, output);
+      blend_fours<3>(u, rest, output);
       break;
     default:
-      blend_fours<0>(u, groups, rest, output);
+      blend_fours<0>(u, rest, output);
       break;
   }
-  return 4 * groups;
 }
 #endif
 
@@ -254,9 +259,13 @@ core::Status BlendingJob::run() const {
   std::size_t j = 0;
 #if SPINDLE_BLEND_SSE
   // Without masks every joint has the same weights: four joints at a time (the common case, e.g.
-  // walk 0.7 / idle 0.3); the last n % 4 joints take the per-joint path with the same results.
-  if (const UniformBlend u = uniform_blend(layers, rest_pose, threshold); u.count > 0)
-    j = blend_uniform(u, rest_pose, output);
+  // walk 0.7 / idle 0.3), with the same results as the per-joint path.
+  if (n >= 4) {
+    if (const UniformBlend u = uniform_blend(layers, rest_pose, threshold); u.count > 0) {
+      blend_uniform(u, rest_pose, output);
+      j = n;
+    }
+  }
 #endif
   for (; j < n; ++j) output[j] = blend_joint(layers, rest_pose[j], threshold, j);
   apply_additive(additive_layers, output);
