@@ -114,6 +114,18 @@ struct Inputs {
   const float* jw;
   const float *px, *py, *pz;
   const float *nx, *ny, *nz;
+
+  // The inputs from vertex i on.
+  Inputs from(std::size_t i) const {
+    return {ji + 4 * i,
+            jw + 4 * i,
+            px + i,
+            py + i,
+            pz + i,
+            nx ? nx + i : nullptr,
+            ny ? ny + i : nullptr,
+            nz ? nz + i : nullptr};
+  }
 };
 
 Inputs inputs(const SkinningJob& job) {
@@ -292,14 +304,7 @@ void skin(const SkinningJob& job, const float* pal, const Out3& op, const Out3& 
   Lanes pending{_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
   std::size_t i = 0;
   for (; i + 4 <= count; i += 4) {
-    const Inputs in{all.ji + 4 * i,
-                    all.jw + 4 * i,
-                    all.px + i,
-                    all.py + i,
-                    all.pz + i,
-                    all.nx ? all.nx + i : nullptr,
-                    all.ny ? all.ny + i : nullptr,
-                    all.nz ? all.nz + i : nullptr};
+    const Inputs in = all.from(i);
     // Each group's normals are normalised and stored one iteration later: the normalisation is
     // a chain of dependent operations at the end of a long loop body, and this way the next
     // group's independent blending hides it (+6% vertices per second).
@@ -410,14 +415,7 @@ void skin(const SkinningJob& job, const Out3& op, const Out3& on, Bounds* bounds
   Block b;
   for (std::size_t v0 = 0; v0 < count; v0 += kBlock) {
     const std::size_t n = std::min(kBlock, count - v0);
-    const Inputs in{all.ji + 4 * v0,
-                    all.jw + 4 * v0,
-                    all.px + v0,
-                    all.py + v0,
-                    all.pz + v0,
-                    all.nx ? all.nx + v0 : nullptr,
-                    all.ny ? all.ny + v0 : nullptr,
-                    all.nz ? all.nz + v0 : nullptr};
+    const Inputs in = all.from(v0);
     skin_block(pal, in, n, b);
     for (std::size_t i = 0; i < n; ++i) {
       if (bounds != nullptr) {
