@@ -142,6 +142,7 @@ void blend_fours(const UniformBlend& u, std::span<const JointTransform> rest,
   __m128 w[kMaxUniformPoses];
   for (std::size_t p = 0; p < count; ++p) w[p] = _mm_set1_ps(u.weight[p]);
   const __m128 inv_total = _mm_set1_ps(1.0f / u.total);
+  const bool unit_total = u.total == 1.0f;
   const __m128 sign_bit = _mm_set1_ps(-0.0f);
   const __m128 min_len2 = _mm_set1_ps(kMinRotationLength2);
 
@@ -153,7 +154,8 @@ void blend_fours(const UniformBlend& u, std::span<const JointTransform> rest,
       __m128 acc = _mm_mul_ps(_mm_loadu_ps(u.pose[0] + at + k), w[0]);
       for (std::size_t p = 1; p < count; ++p)
         acc = _mm_add_ps(acc, _mm_mul_ps(_mm_loadu_ps(u.pose[p] + at + k), w[p]));
-      _mm_storeu_ps(out + k, _mm_mul_ps(acc, inv_total));
+      // x * 1 is x: weights that sum to 1 (0.7 + 0.3 does in float) skip the multiply.
+      _mm_storeu_ps(out + k, unit_total ? acc : _mm_mul_ps(acc, inv_total));
     }
 
     __m128 q0 = _mm_setzero_ps(), q1 = q0, q2 = q0, q3 = q0;

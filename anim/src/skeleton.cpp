@@ -82,6 +82,12 @@ core::Result<Skeleton> SkeletonBuilder::build() const {
     s.rest_pose_.push_back(rest);
     s.inverse_binds_.push_back(j.inverse_bind);
   }
+#if defined(__SSE2__) && (!defined(SPINDLE_SIMD) || SPINDLE_SIMD)
+  s.inverse_bind_lanes_.reserve(16 * static_cast<std::size_t>(n));
+  for (const glm::mat4& m : s.inverse_binds_)
+    for (int c = 0; c < 4; ++c)
+      for (int r = 0; r < 4; ++r) s.inverse_bind_lanes_.emplace_back(m[c][r]);
+#endif
   return s;
 }
 

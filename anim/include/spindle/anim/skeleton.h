@@ -69,10 +69,15 @@ class Skeleton {
 
  private:
   friend class SkeletonBuilder;
+  friend struct LocalToModelJob;
   std::vector<int> parents_;
   std::vector<std::string> names_;
   std::vector<JointTransform> rest_pose_;
   std::vector<glm::mat4> inverse_binds_;
+  // Where the build uses SIMD: each inverse bind's 16 elements in column order, each repeated in
+  // all four lanes, so LocalToModelJob's palette product loads them rather than broadcasting
+  // (16 shuffles per joint). Empty otherwise.
+  std::vector<glm::vec4> inverse_bind_lanes_;
 };
 
 // Offline side: collects joints, then build() checks them and produces the runtime Skeleton.
