@@ -236,6 +236,72 @@ SPINDLE_ANIM_INLINE Lanes4 sample_pair_sse(const Pair& d, float t, bool rotation
   if (len <= 0.0f) return {_mm_setr_ps(0.0f, 0.0f, 0.0f, 1.0f)};
   return {_mm_mul_ps(q, _mm_set1_ps(1.0f / len))};
 }
+
+// The rotations of four joints (decoded pairs `d[1]`, `d[4]`, `d[7]`, `d[10]`) into out[0..4),
+// one register per component: the same operations lane for lane as sample_pair_sse, so the same
+// bits, with one square root and one division for the four. A lane that takes a key as it is
+// (t outside its pair, or a zero fraction) is copied over the result after.
+template <class Pair>
+SPINDLE_ANIM_INLINE void sample_rotations4(const Pair* d, float t, JointTransform* out) {
+  float a[4];
+  const float* as_is[4] = {};
+  int raw = 0;  // bit k: lane k takes *as_is[k]
+  for (int k = 0; k < 4; ++k) {
+    const Pair& p = d[3 * k + 1];
+    const float ak = (t - p.t0) * p.inv_span;
+    a[k] = ak;
+    if (t <= p.t0 || ak == 0.0f) {
+      as_is[k] = &p.v0.x;
+      raw |= 1 << k;
+    } else if (t >= p.t1) {
+      as_is[k] = &p.v1.x;
+      raw |= 1 << k;
+    }
+  }
+  if (raw != 0xF) {
+    __m128 x0 = _mm_loadu_ps(&d[1].v0.x), y0 = _mm_loadu_ps(&d[4].v0.x),
+           z0 = _mm_loadu_ps(&d[7].v0.x), w0 = _mm_loadu_ps(&d[10].v0.x);
+    _MM_TRANSPOSE4_PS(x0, y0, z0, w0);
+    __m128 x1 = _mm_loadu_ps(&d[1].v1.x), y1 = _mm_loadu_ps(&d[4].v1.x),
+           z1 = _mm_loadu_ps(&d[7].v1.x), w1 = _mm_loadu_ps(&d[10].v1.x);
+    _MM_TRANSPOSE4_PS(x1, y1, z1, w1);
+    // GLM's quaternion dot, (w w' + x x') + (y y' + z z'), per lane.
+    const auto dot = [](__m128 ax, __m128 ay, __m128 az, __m128 aw, __m128 bx, __m128 by,
+                        __m128 bz, __m128 bw) {
+      return _mm_add_ps(_mm_add_ps(_mm_mul_ps(aw, bw), _mm_mul_ps(ax, bx)),
+                        _mm_add_ps(_mm_mul_ps(ay, by), _mm_mul_ps(az, bz)));
+    };
+    const __m128 flip = _mm_and_ps(
+        _mm_cmplt_ps(dot(x0, y0, z0, w0, x1, y1, z1, w1), _mm_setzero_ps()), _mm_set1_ps(-0.0f));
+    x1 = _mm_xor_ps(x1, flip);
+    y1 = _mm_xor_ps(y1, flip);
+    z1 = _mm_xor_ps(z1, flip);
+    w1 = _mm_xor_ps(w1, flip);
+    const __m128 av = _mm_setr_ps(a[0], a[1], a[2], a[3]), bv = _mm_sub_ps(_mm_set1_ps(1.0f), av);
+    __m128 qx = _mm_add_ps(_mm_mul_ps(x0, bv), _mm_mul_ps(x1, av)),
+           qy = _mm_add_ps(_mm_mul_ps(y0, bv), _mm_mul_ps(y1, av)),
+           qz = _mm_add_ps(_mm_mul_ps(z0, bv), _mm_mul_ps(z1, av)),
+           qw = _mm_add_ps(_mm_mul_ps(w0, bv), _mm_mul_ps(w1, av));
+    const __m128 len = _mm_sqrt_ps(dot(qx, qy, qz, qw, qx, qy, qz, qw));
+    const __m128 inv = _mm_div_ps(_mm_set1_ps(1.0f), len);
+    qx = _mm_mul_ps(qx, inv);
+    qy = _mm_mul_ps(qy, inv);
+    qz = _mm_mul_ps(qz, inv);
+    qw = _mm_mul_ps(qw, inv);
+    _MM_TRANSPOSE4_PS(qx, qy, qz, qw);
+    _mm_storeu_ps(&out[0].rotation.x, qx);
+    _mm_storeu_ps(&out[1].rotation.x, qy);
+    _mm_storeu_ps(&out[2].rotation.x, qz);
+    _mm_storeu_ps(&out[3].rotation.x, qw);
+    // A zero-length sum (opposite keys half way) gives the identity, as in sample_pair_sse.
+    const int zero = _mm_movemask_ps(_mm_cmple_ps(len, _mm_setzero_ps())) & ~raw;
+    if (zero != 0) [[unlikely]]
+      for (int k = 0; k < 4; ++k)
+        if ((zero >> k) & 1) out[k].rotation = glm::quat(1.0f, 0.0f, 0.0f, 0.0f);
+  }
+  for (int k = 0; k < 4; ++k)
+    if ((raw >> k) & 1) _mm_storeu_ps(&out[k].rotation.x, _mm_loadu_ps(as_is[k]));
+}
 #endif
 }  // namespace
 
@@ -280,11 +346,28 @@ void SamplingJob::sample_compressed() const {
   cache.next_ = next;
 
 #if SPINDLE_ANIM_SAMPLE_SSE2
-  for (std::size_t j = 0; j < output.size(); ++j, d += 3) {
-    output[j].translation = sample_pair_sse(d[0], time, false).vec3();
-    output[j].rotation = sample_pair_sse(d[1], time, true).quat();
-    output[j].scale = sample_pair_sse(d[2], time, false).vec3();
+  const std::size_t n = output.size();
+  JointTransform* out = output.data();
+  if (n < 4) {
+    for (std::size_t j = 0; j < n; ++j, d += 3) {
+      out[j].translation = sample_pair_sse(d[0], time, false).vec3();
+      out[j].rotation = sample_pair_sse(d[1], time, true).quat();
+      out[j].scale = sample_pair_sse(d[2], time, false).vec3();
+    }
+    return;
   }
+  // Four joints at a time; the last n % 4 as the group ending at the last joint (its first
+  // joints again, to the same bits).
+  const auto four = [&](std::size_t j) {
+    const SamplingCache::DecodedKeys* g = d + 3 * j;
+    for (int k = 0; k < 4; ++k) {
+      out[j + k].translation = sample_pair_sse(g[3 * k], time, false).vec3();
+      out[j + k].scale = sample_pair_sse(g[3 * k + 2], time, false).vec3();
+    }
+    sample_rotations4(g, time, out + j);
+  };
+  for (std::size_t j = 0; j + 4 <= n; j += 4) four(j);
+  if (n % 4 != 0) four(n - 4);
 #else
   const auto to_vec3 = [](const glm::vec4& v) { return glm::vec3(v); };
   const auto to_quat = [](const glm::vec4& v) { return glm::quat(v.w, v.x, v.y, v.z); };
