@@ -266,8 +266,8 @@ SPINDLE_ANIM_INLINE void sample_rotations4(const Pair* d, float t, JointTransfor
            z1 = _mm_loadu_ps(&d[7].v1.x), w1 = _mm_loadu_ps(&d[10].v1.x);
     _MM_TRANSPOSE4_PS(x1, y1, z1, w1);
     // GLM's quaternion dot, (w w' + x x') + (y y' + z z'), per lane.
-    const auto dot = [](__m128 ax, __m128 ay, __m128 az, __m128 aw, __m128 bx, __m128 by,
-                        __m128 bz, __m128 bw) {
+    const auto dot = [](__m128 ax, __m128 ay, __m128 az, __m128 aw, __m128 bx, __m128 by, __m128 bz,
+                        __m128 bw) {
       return _mm_add_ps(_mm_add_ps(_mm_mul_ps(aw, bw), _mm_mul_ps(ax, bx)),
                         _mm_add_ps(_mm_mul_ps(ay, by), _mm_mul_ps(az, bz)));
     };
@@ -314,6 +314,7 @@ void SamplingCache::resize(int joint_count, CacheFor clips) {
   found_.assign(decoded, 0);
   found_.shrink_to_fit();
   next_ = 0;
+  time_index_ = 0;
   clip_ = nullptr;
 }
 
@@ -323,11 +324,23 @@ void SamplingJob::sample_compressed() const {
   const std::size_t tracks = 3 * output.size();
   SamplingCache::DecodedKeys* d = cache.decoded_.data();
 
-  // Stream keys needed by `time`: the initial two per track, then the seek table's count.
-  const auto f = static_cast<std::size_t>(std::upper_bound(c.times.begin(), c.times.end(), time) -
-                                          c.times.begin());
-  const std::uint32_t target = f == 0 ? static_cast<std::uint32_t>(2 * tracks) : c.consumed[f - 1];
+  // f: distinct key times at or before `time`. Forward playback moves it on by a key time or two
+  // a frame: step from the last sample's, and search only the rest after a few steps (a binary
+  // search's branches mispredict; ~5% of a sample).
   const bool forward = cache.clip_ == clip && time >= cache.time_;
+  const std::size_t distinct = c.times.size();
+  std::size_t f = forward ? cache.time_index_ : 0;
+  for (int step = 0; f < distinct && c.times[f] <= time; ++f, ++step) {
+    if (step == kMaxForwardSteps) {
+      f = static_cast<std::size_t>(
+          std::upper_bound(c.times.begin() + static_cast<std::ptrdiff_t>(f), c.times.end(), time) -
+          c.times.begin());
+      break;
+    }
+  }
+  cache.time_index_ = static_cast<std::uint32_t>(f);
+  // Stream keys needed by `time`: the initial two per track, then the seek table's count.
+  const std::uint32_t target = f == 0 ? static_cast<std::uint32_t>(2 * tracks) : c.consumed[f - 1];
   std::uint32_t next = cache.next_;
   const auto run = [&](const auto& stream) {
     advance(stream, tracks, target, forward, d, cache.found_.data(), next, cache.searches_,

@@ -82,6 +82,9 @@ class SamplingCache {
   std::vector<std::uint8_t> found_;
   // Compressed clips: stream keys decoded so far.
   std::uint32_t next_ = 0;
+  // Compressed clips: distinct key times at or before the last sampled time (its seek-table
+  // index), so forward playback steps on from it instead of searching.
+  std::uint32_t time_index_ = 0;
   const Clip* clip_ = nullptr;
   float time_ = 0.0f;
   std::uint64_t searches_ = 0;
