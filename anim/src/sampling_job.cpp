@@ -237,33 +237,20 @@ SPINDLE_ANIM_INLINE Lanes4 sample_pair_sse(const Pair& d, float t, bool rotation
   return {_mm_mul_ps(q, _mm_set1_ps(1.0f / len))};
 }
 
-// The rotations of four joints (decoded pairs `d[1]`, `d[4]`, `d[7]`, `d[10]`) into out[0..4),
-// one register per component: the same operations lane for lane as sample_pair_sse, so the same
-// bits, with one square root and one division for the four. A lane that takes a key as it is
-// (t outside its pair, or a zero fraction) is copied over the result after.
-template <class Pair>
-SPINDLE_ANIM_INLINE void sample_rotations4(const Pair* d, float t, JointTransform* out) {
-  float a[4];
-  const float* as_is[4] = {};
-  int raw = 0;  // bit k: lane k takes *as_is[k]
-  for (int k = 0; k < 4; ++k) {
-    const Pair& p = d[3 * k + 1];
-    const float ak = (t - p.t0) * p.inv_span;
-    a[k] = ak;
-    if (t <= p.t0 || ak == 0.0f) {
-      as_is[k] = &p.v0.x;
-      raw |= 1 << k;
-    } else if (t >= p.t1) {
-      as_is[k] = &p.v1.x;
-      raw |= 1 << k;
-    }
-  }
+// The rotations of four joints into out[0..4), one register per component: lane k nlerps from
+// q0[k] toward q1[k] (x, y, z, w) by lane k of `av` with the same operations as
+// sample_pair_sse and interpolate(), so the same bits, and one square root and one division for
+// the four. Lanes in `raw` take *as_is[k] as it is instead (a key at or outside the pair, or a
+// zero fraction); their q0 and q1 are still read.
+SPINDLE_ANIM_INLINE void nlerp4(const float* const q0[4], const float* const q1[4], __m128 av,
+                                int raw, const float* const as_is[4], JointTransform* out) {
+  static_assert(offsetof(glm::quat, x) == 0 && offsetof(glm::quat, w) == 3 * sizeof(float));
   if (raw != 0xF) {
-    __m128 x0 = _mm_loadu_ps(&d[1].v0.x), y0 = _mm_loadu_ps(&d[4].v0.x),
-           z0 = _mm_loadu_ps(&d[7].v0.x), w0 = _mm_loadu_ps(&d[10].v0.x);
+    __m128 x0 = _mm_loadu_ps(q0[0]), y0 = _mm_loadu_ps(q0[1]), z0 = _mm_loadu_ps(q0[2]),
+           w0 = _mm_loadu_ps(q0[3]);
     _MM_TRANSPOSE4_PS(x0, y0, z0, w0);
-    __m128 x1 = _mm_loadu_ps(&d[1].v1.x), y1 = _mm_loadu_ps(&d[4].v1.x),
-           z1 = _mm_loadu_ps(&d[7].v1.x), w1 = _mm_loadu_ps(&d[10].v1.x);
+    __m128 x1 = _mm_loadu_ps(q1[0]), y1 = _mm_loadu_ps(q1[1]), z1 = _mm_loadu_ps(q1[2]),
+           w1 = _mm_loadu_ps(q1[3]);
     _MM_TRANSPOSE4_PS(x1, y1, z1, w1);
     // GLM's quaternion dot, (w w' + x x') + (y y' + z z'), per lane.
     const auto dot = [](__m128 ax, __m128 ay, __m128 az, __m128 aw, __m128 bx, __m128 by, __m128 bz,
@@ -277,7 +264,7 @@ SPINDLE_ANIM_INLINE void sample_rotations4(const Pair* d, float t, JointTransfor
     y1 = _mm_xor_ps(y1, flip);
     z1 = _mm_xor_ps(z1, flip);
     w1 = _mm_xor_ps(w1, flip);
-    const __m128 av = _mm_setr_ps(a[0], a[1], a[2], a[3]), bv = _mm_sub_ps(_mm_set1_ps(1.0f), av);
+    const __m128 bv = _mm_sub_ps(_mm_set1_ps(1.0f), av);
     __m128 qx = _mm_add_ps(_mm_mul_ps(x0, bv), _mm_mul_ps(x1, av)),
            qy = _mm_add_ps(_mm_mul_ps(y0, bv), _mm_mul_ps(y1, av)),
            qz = _mm_add_ps(_mm_mul_ps(z0, bv), _mm_mul_ps(z1, av)),
@@ -293,7 +280,7 @@ SPINDLE_ANIM_INLINE void sample_rotations4(const Pair* d, float t, JointTransfor
     _mm_storeu_ps(&out[1].rotation.x, qy);
     _mm_storeu_ps(&out[2].rotation.x, qz);
     _mm_storeu_ps(&out[3].rotation.x, qw);
-    // A zero-length sum (opposite keys half way) gives the identity, as in sample_pair_sse.
+    // A zero-length sum (opposite keys half way) gives the identity, as glm::normalize does.
     const int zero = _mm_movemask_ps(_mm_cmple_ps(len, _mm_setzero_ps())) & ~raw;
     if (zero != 0) [[unlikely]]
       for (int k = 0; k < 4; ++k)
@@ -301,6 +288,87 @@ SPINDLE_ANIM_INLINE void sample_rotations4(const Pair* d, float t, JointTransfor
   }
   for (int k = 0; k < 4; ++k)
     if ((raw >> k) & 1) _mm_storeu_ps(&out[k].rotation.x, _mm_loadu_ps(as_is[k]));
+}
+
+// The rotations of four joints from their decoded pairs (`d[1]`, `d[4]`, `d[7]`, `d[10]`), as
+// sample_pair_sse would give them.
+template <class Pair>
+SPINDLE_ANIM_INLINE void sample_rotations4(const Pair* d, float t, JointTransform* out) {
+  float a[4];
+  const float *q0[4], *q1[4], *as_is[4] = {};
+  int raw = 0;
+  for (int k = 0; k < 4; ++k) {
+    const Pair& p = d[3 * k + 1];
+    q0[k] = &p.v0.x;
+    q1[k] = &p.v1.x;
+    const float ak = (t - p.t0) * p.inv_span;
+    a[k] = ak;
+    if (t <= p.t0 || ak == 0.0f) {
+      as_is[k] = q0[k];
+      raw |= 1 << k;
+    } else if (t >= p.t1) {
+      as_is[k] = q1[k];
+      raw |= 1 << k;
+    }
+  }
+  nlerp4(q0, q1, _mm_setr_ps(a[0], a[1], a[2], a[3]), raw, as_is, out);
+}
+
+// Float clips, joints [0, 4) of `tracks` into out[0..4): seeks the twelve tracks' cursors (`cur`:
+// the first joint's three), then takes the twelve fractions with three divisions, one per part
+// for the four joints, where sample() takes one per track. Lane for lane the same operations as
+// sample(), so the same bits.
+SPINDLE_ANIM_INLINE void sample_float4(const JointTrack* tracks, float t, std::uint32_t* cur,
+                                       bool forward, std::uint64_t& searches, JointTransform* out) {
+  std::uint32_t key[3][4];
+  float num[3][4], den[3][4];
+  int raw[3] = {0, 0, 0};  // bit k: joint k takes its cursor's key as it is
+  const auto seek_part = [&](const auto& keys, int part, int k) {
+    const auto times = times_of(keys);
+    std::uint32_t& c = cur[3 * k + part];
+    c = seek(times, t, c, forward, searches);
+    key[part][k] = c;
+    // alpha(): 0 at or before the key, or on the last key.
+    if (c + 1 >= times.n || t <= times[c]) {
+      raw[part] |= 1 << k;
+      num[part][k] = 0.0f;
+      den[part][k] = 1.0f;
+    } else {
+      num[part][k] = t - times[c];
+      den[part][k] = times[c + 1] - times[c];
+    }
+  };
+  for (int k = 0; k < 4; ++k) {
+    seek_part(tracks[k].translations, 0, k);
+    seek_part(tracks[k].rotations, 1, k);
+    seek_part(tracks[k].scales, 2, k);
+  }
+  __m128 a[3];
+  alignas(16) float af[3][4];
+  for (int p = 0; p < 3; ++p) {
+    a[p] = _mm_div_ps(_mm_setr_ps(num[p][0], num[p][1], num[p][2], num[p][3]),
+                      _mm_setr_ps(den[p][0], den[p][1], den[p][2], den[p][3]));
+    raw[p] |= _mm_movemask_ps(_mm_cmpeq_ps(a[p], _mm_setzero_ps()));  // a zero fraction
+    _mm_store_ps(af[p], a[p]);
+  }
+  for (int k = 0; k < 4; ++k) {
+    const JointTrack& tr = tracks[k];
+    const std::uint32_t kt = key[0][k], ks = key[2][k];
+    out[k].translation = (raw[0] >> k) & 1 ? tr.translations[kt].value
+                                           : interpolate(tr.translations[kt].value,
+                                                         tr.translations[kt + 1].value, af[0][k]);
+    out[k].scale = (raw[2] >> k) & 1
+                       ? tr.scales[ks].value
+                       : interpolate(tr.scales[ks].value, tr.scales[ks + 1].value, af[2][k]);
+  }
+  const float *q0[4], *q1[4];
+  for (int k = 0; k < 4; ++k) {
+    const std::vector<QuatKey>& r = tracks[k].rotations;
+    const std::uint32_t kr = key[1][k];
+    q0[k] = &r[kr].value.x;
+    q1[k] = (raw[1] >> k) & 1 ? q0[k] : &r[kr + 1].value.x;
+  }
+  nlerp4(q0, q1, a[1], raw[1], q0, out);
 }
 #endif
 }  // namespace
@@ -420,7 +488,12 @@ core::Status SamplingJob::run() const {
     sample_compressed();
   } else if (!clip->is_quantized()) {
     std::span<const JointTrack> tracks = clip->tracks();
-    for (std::size_t j = 0; j < tracks.size(); ++j, cur += 3) {
+    std::size_t j = 0;
+#if SPINDLE_ANIM_SAMPLE_SSE2
+    for (; j + 4 <= tracks.size(); j += 4, cur += 12)
+      sample_float4(&tracks[j], time, cur, forward, c.searches_, &output[j]);
+#endif
+    for (; j < tracks.size(); ++j, cur += 3) {
       const JointTrack& tr = tracks[j];
       output[j].translation = sample(tr.translations, time, cur[0], forward, c.searches_);
       output[j].rotation = sample(tr.rotations, time, cur[1], forward, c.searches_);

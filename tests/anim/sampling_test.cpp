@@ -1,9 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
+#include <spindle/anim/keyframe_optimizer.h>
+#include <spindle/anim/procedural.h>
 #include <spindle/anim/sampling_job.h>
 
 #include "anim_test_support.h"
@@ -134,6 +138,75 @@ TEST(SamplingJob, CursorCacheMatchesFreshSearchForwardBackwardAndJumps) {
                    .run()));
   ASSERT_TRUE((SamplingJob{.clip = &other, .time = 3.9f, .cache = &small, .output = one}.run()));
   expect_identical(std::span(cached).first(1), one);
+}
+
+// sample()'s documented value of a float track at t, with glm: the last key at or before t (the
+// first before it); that key as it is at or before its time, on the last key, or at a zero
+// fraction; else the interpolation at a = (t - t0) / (t1 - t0), rotations nlerped on the
+// shortest path.
+template <class Key, class Lerp>
+auto reference_value(const std::vector<Key>& keys, float t, Lerp lerp) {
+  const auto after = std::upper_bound(keys.begin(), keys.end(), t,
+                                      [](float time, const Key& k) { return time < k.time; });
+  const std::size_t k =
+      after == keys.begin() ? 0 : static_cast<std::size_t>(after - keys.begin()) - 1;
+  if (k + 1 >= keys.size() || t <= keys[k].time) return keys[k].value;
+  const float a = (t - keys[k].time) / (keys[k + 1].time - keys[k].time);
+  if (a == 0.0f) return keys[k].value;
+  return lerp(keys[k].value, keys[k + 1].value, a);
+}
+
+JointTransform reference_joint(const JointTrack& track, float t) {
+  const auto vec3 = [](const glm::vec3& v0, const glm::vec3& v1, float a) {
+    return v0 + (v1 - v0) * a;
+  };
+  const auto quat = [](const glm::quat& q0, glm::quat q1, float a) {
+    if (glm::dot(q0, q1) < 0.0f) q1 = -q1;
+    return glm::normalize(q0 * (1.0f - a) + q1 * a);
+  };
+  return {reference_value(track.translations, t, vec3), reference_value(track.rotations, t, quat),
+          reference_value(track.scales, t, vec3)};
+}
+
+// SamplingJob takes float clips four joints at a time where it can (the rest one by one); every
+// joint must still be the one-joint formula to the bit: 16 to 19 joints (every n % 4), seeded
+// irregular key times, the keyframe optimiser's sparse and one-key tracks, times on, between,
+// before and after keys, fresh caches and one cache played forward.
+TEST(SamplingJob, EveryJointIsTheOneJointFormulaToTheBit) {
+  for (int joints = 16; joints <= 19; ++joints) {
+    const Character ch =
+        make_character(
+            {.seed = static_cast<std::uint64_t>(joints), .joint_count = joints, .vertex_count = 16})
+            .value();
+    const Clip lean =
+        KeyframeOptimizer{.tolerance = 0.002f, .distance = 0.1f}.run(ch.walk, ch.skeleton).value();
+    for (const Clip* clip : {&ch.walk, &ch.idle, &lean}) {
+      std::vector<float> times = {-0.25f, clip->duration() + 0.25f};
+      for (const JointTrack& t : clip->tracks())
+        for (std::size_t k = 0; k < t.rotations.size(); ++k) {
+          times.push_back(t.rotations[k].time);
+          if (k > 0) times.push_back(0.7f * t.rotations[k - 1].time + 0.3f * t.rotations[k].time);
+        }
+      for (int f = 0; f <= 60; ++f)
+        times.push_back(clip->duration() * static_cast<float>(f) / 60.0f);
+      std::sort(times.begin(), times.end());
+
+      SamplingCache forward(joints);
+      std::vector<JointTransform> fresh(joints), played(joints), expected(joints);
+      for (float t : times) {
+        for (int j = 0; j < joints; ++j) expected[j] = reference_joint(clip->tracks()[j], t);
+        SamplingCache cache(joints);
+        ASSERT_TRUE((SamplingJob{.clip = clip, .time = t, .cache = &cache, .output = fresh}.run()));
+        ASSERT_TRUE(
+            (SamplingJob{.clip = clip, .time = t, .cache = &forward, .output = played}.run()));
+        const std::size_t bytes = expected.size() * sizeof(JointTransform);
+        ASSERT_EQ(std::memcmp(fresh.data(), expected.data(), bytes), 0)
+            << joints << " joints, " << clip->name() << " t=" << t;
+        ASSERT_EQ(std::memcmp(played.data(), expected.data(), bytes), 0)
+            << joints << " joints, " << clip->name() << " t=" << t;
+      }
+    }
+  }
 }
 
 TEST(SamplingJob, ValidateRejectsBadInputs) {
