@@ -3,11 +3,18 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <span>
+#include <vector>
 
 #include <glm/glm.hpp>
 #include <glm/gtc/quaternion.hpp>
 
+#include <spindle/anim/clip.h>
+#include <spindle/anim/keyframe_optimizer.h>
+#include <spindle/anim/procedural.h>
 #include <spindle/anim/skeleton.h>
 
 namespace spindle::anim::test {
@@ -33,6 +40,42 @@ inline void expect_near(const glm::mat4& a, const glm::mat4& b, float eps = 1e-4
 
 inline glm::quat axis_angle(float degrees, glm::vec3 axis) {
   return glm::angleAxis(glm::radians(degrees), glm::normalize(axis));
+}
+
+// Every rotation key time of `tracks` and a point 30% of the way to each, points before and after
+// the clip, and a 60 Hz sweep of `duration`; sorted.
+inline std::vector<float> times_around_keys(std::span<const JointTrack> tracks, float duration) {
+  std::vector<float> times = {-0.25f, duration + 0.25f};
+  for (const JointTrack& t : tracks)
+    for (std::size_t k = 0; k < t.rotations.size(); ++k) {
+      times.push_back(t.rotations[k].time);
+      if (k > 0) times.push_back(0.7f * t.rotations[k - 1].time + 0.3f * t.rotations[k].time);
+    }
+  for (int f = 0; f <= 60; ++f) times.push_back(duration * static_cast<float>(f) / 60.0f);
+  std::sort(times.begin(), times.end());
+  return times;
+}
+
+// Float clips for the jobs' four-joint paths: for 16 to 19 joints (every n % 4), a seeded
+// character's walk and idle (irregular key times) and its walk keyframe-optimised (sparse and
+// one-key tracks).
+struct FourWideClips {
+  int joints;
+  Clip walk, idle, lean;
+};
+
+inline std::vector<FourWideClips> four_wide_clips() {
+  std::vector<FourWideClips> out;
+  for (int joints = 16; joints <= 19; ++joints) {
+    Character ch =
+        make_character(
+            {.seed = static_cast<std::uint64_t>(joints), .joint_count = joints, .vertex_count = 16})
+            .value();
+    Clip lean =
+        KeyframeOptimizer{.tolerance = 0.002f, .distance = 0.1f}.run(ch.walk, ch.skeleton).value();
+    out.push_back({joints, std::move(ch.walk), std::move(ch.idle), std::move(lean)});
+  }
+  return out;
 }
 
 }  // namespace spindle::anim::test

@@ -10,10 +10,10 @@
 #include <cstring>
 #include <vector>
 
-#include <spindle/anim/keyframe_optimizer.h>
 #include <spindle/anim/procedural.h>
 #include <spindle/anim/sampling_job.h>
 
+#include "anim_test_support.h"
 #include "walk_like_clip.h"
 
 namespace spindle::anim {
@@ -35,17 +35,8 @@ bool same_bits(const std::vector<JointTransform>& a, const std::vector<JointTran
          std::memcmp(a.data(), b.data(), a.size() * sizeof(JointTransform)) == 0;
 }
 
-// Every key time and points between, before and after the clip, a 60 Hz sweep; sorted.
 std::vector<float> forward_times(const Clip& clip) {
-  std::vector<float> times = {-0.25f, clip.duration() + 0.25f};
-  for (const JointTrack& t : clip.decoded_tracks())
-    for (std::size_t k = 0; k < t.rotations.size(); ++k) {
-      times.push_back(t.rotations[k].time);
-      if (k > 0) times.push_back(0.7f * t.rotations[k - 1].time + 0.3f * t.rotations[k].time);
-    }
-  for (int f = 0; f <= 60; ++f) times.push_back(clip.duration() * static_cast<float>(f) / 60.0f);
-  std::sort(times.begin(), times.end());
-  return times;
+  return test::times_around_keys(clip.decoded_tracks(), clip.duration());
 }
 
 struct Clips {
@@ -333,14 +324,8 @@ JointTransform reference_joint(const JointTrack& track, float t) {
 // of 16 to 19 joints (every n % 4), animated tracks mixed with the keyframe optimiser's one-key
 // tracks, times on, between, before and after the keys, fresh caches and one cache played forward.
 TEST(CompressedClip, EveryJointIsTheOneJointFormulaToTheBit) {
-  for (int joints = 16; joints <= 19; ++joints) {
-    const Character ch =
-        make_character(
-            {.seed = static_cast<std::uint64_t>(joints), .joint_count = joints, .vertex_count = 16})
-            .value();
-    const Clip lean =
-        KeyframeOptimizer{.tolerance = 0.002f, .distance = 0.1f}.run(ch.walk, ch.skeleton).value();
-    for (const Clip* source : {&ch.walk, &ch.idle, &lean}) {
+  for (const test::FourWideClips& clips : test::four_wide_clips()) {
+    for (const Clip* source : {&clips.walk, &clips.idle, &clips.lean}) {
       const Clip c = source->compressed().value();
       const std::vector<JointTrack> keys = c.decoded_tracks();
       SamplingCache forward(c.joint_count());
@@ -348,9 +333,9 @@ TEST(CompressedClip, EveryJointIsTheOneJointFormulaToTheBit) {
         std::vector<JointTransform> expected;
         for (const JointTrack& track : keys) expected.push_back(reference_joint(track, t));
         ASSERT_TRUE(same_bits(sample_fresh(c, t), expected))
-            << joints << " joints, " << source->name() << " t=" << t;
+            << clips.joints << " joints, " << source->name() << " t=" << t;
         ASSERT_TRUE(same_bits(sample(c, t, forward), expected))
-            << joints << " joints, " << source->name() << " t=" << t;
+            << clips.joints << " joints, " << source->name() << " t=" << t;
       }
     }
   }

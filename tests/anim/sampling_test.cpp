@@ -6,8 +6,6 @@
 #include <limits>
 #include <vector>
 
-#include <spindle/anim/keyframe_optimizer.h>
-#include <spindle/anim/procedural.h>
 #include <spindle/anim/sampling_job.h>
 
 #include "anim_test_support.h"
@@ -173,37 +171,22 @@ JointTransform reference_joint(const JointTrack& track, float t) {
 // irregular key times, the keyframe optimiser's sparse and one-key tracks, times on, between,
 // before and after keys, fresh caches and one cache played forward.
 TEST(SamplingJob, EveryJointIsTheOneJointFormulaToTheBit) {
-  for (int joints = 16; joints <= 19; ++joints) {
-    const Character ch =
-        make_character(
-            {.seed = static_cast<std::uint64_t>(joints), .joint_count = joints, .vertex_count = 16})
-            .value();
-    const Clip lean =
-        KeyframeOptimizer{.tolerance = 0.002f, .distance = 0.1f}.run(ch.walk, ch.skeleton).value();
-    for (const Clip* clip : {&ch.walk, &ch.idle, &lean}) {
-      std::vector<float> times = {-0.25f, clip->duration() + 0.25f};
-      for (const JointTrack& t : clip->tracks())
-        for (std::size_t k = 0; k < t.rotations.size(); ++k) {
-          times.push_back(t.rotations[k].time);
-          if (k > 0) times.push_back(0.7f * t.rotations[k - 1].time + 0.3f * t.rotations[k].time);
-        }
-      for (int f = 0; f <= 60; ++f)
-        times.push_back(clip->duration() * static_cast<float>(f) / 60.0f);
-      std::sort(times.begin(), times.end());
-
-      SamplingCache forward(joints);
-      std::vector<JointTransform> fresh(joints), played(joints), expected(joints);
-      for (float t : times) {
-        for (int j = 0; j < joints; ++j) expected[j] = reference_joint(clip->tracks()[j], t);
-        SamplingCache cache(joints);
+  for (const test::FourWideClips& clips : test::four_wide_clips()) {
+    const int n = clips.joints;
+    for (const Clip* clip : {&clips.walk, &clips.idle, &clips.lean}) {
+      SamplingCache forward(n);
+      std::vector<JointTransform> fresh(n), played(n), expected(n);
+      for (float t : test::times_around_keys(clip->tracks(), clip->duration())) {
+        for (int j = 0; j < n; ++j) expected[j] = reference_joint(clip->tracks()[j], t);
+        SamplingCache cache(n);
         ASSERT_TRUE((SamplingJob{.clip = clip, .time = t, .cache = &cache, .output = fresh}.run()));
         ASSERT_TRUE(
             (SamplingJob{.clip = clip, .time = t, .cache = &forward, .output = played}.run()));
         const std::size_t bytes = expected.size() * sizeof(JointTransform);
         ASSERT_EQ(std::memcmp(fresh.data(), expected.data(), bytes), 0)
-            << joints << " joints, " << clip->name() << " t=" << t;
+            << n << " joints, " << clip->name() << " t=" << t;
         ASSERT_EQ(std::memcmp(played.data(), expected.data(), bytes), 0)
-            << joints << " joints, " << clip->name() << " t=" << t;
+            << n << " joints, " << clip->name() << " t=" << t;
       }
     }
   }
