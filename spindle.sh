@@ -51,9 +51,10 @@ case "${1:-}" in
   tsan)
     ./bootstrap.sh
     build tsan
-    # Stress sizes shrink under TSan's ~10x slowdown; halt_on_error makes a race fail the run.
-    SPINDLE_STRESS_SCALE=${SPINDLE_STRESS_SCALE:-0.1} TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
-      ctest --preset tsan -j "$jobs"
+    # Stress sizes shrink under TSan's ~10x slowdown, and sample replays run with 4 workers only
+    # (the release stage checks 1, 2 and 4); halt_on_error makes a race fail the run.
+    SPINDLE_STRESS_SCALE=${SPINDLE_STRESS_SCALE:-0.1} SPINDLE_REPLAY_WORKERS=${SPINDLE_REPLAY_WORKERS:-4} \
+      TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" ctest --preset tsan -j "$jobs"
     ;;
   asan)
     ./bootstrap.sh

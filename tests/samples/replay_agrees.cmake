@@ -1,6 +1,8 @@
 # Records a sample's run (its own scripted input, single mode, with ARGS and --record) and replays
-# the recording in every mode given in MODES (a ;-list) with 1, 2 and 4 workers; fails unless
-# every run exits 0 and every replay prints the recorded run's "hash <hex>" (or hash=<hex>).
+# the recording in every mode given in MODES (a ;-list) with 1, 2 and 4 workers (single mode with
+# 1); fails unless every run exits 0 and every replay prints the recorded run's "hash <hex>" (or
+# hash=<hex>). The environment variable SPINDLE_REPLAY_WORKERS (a space-separated list) replaces
+# 1 2 4: the TSan stage replays with 4 only, the races' case, as each run is ~10x slower there.
 #
 #   cmake -DSAMPLE=<program> -DMODES=single\;dynamic -DARGS="--frames 600" -DFILE=<path>
 #         -P replay_agrees.cmake
@@ -25,11 +27,16 @@ if(NOT EXISTS "${FILE}")
   message(FATAL_ERROR "${name} --record wrote no ${FILE}")
 endif()
 message(STATUS "recorded: ${recorded}")
+set(worker_counts 1 2 4)
+if(DEFINED ENV{SPINDLE_REPLAY_WORKERS})
+  separate_arguments(worker_counts UNIX_COMMAND "$ENV{SPINDLE_REPLAY_WORKERS}")
+endif()
 foreach(mode ${MODES})
-  foreach(workers 1 2 4)
-    if(mode STREQUAL "single" AND NOT workers EQUAL 1)
-      continue()
-    endif()
+  set(counts ${worker_counts})
+  if(mode STREQUAL "single")
+    set(counts 1)
+  endif()
+  foreach(workers ${counts})
     run_sample(replayed --mode ${mode} --workers ${workers} --replay "${FILE}")
     message(STATUS "${mode} x${workers}: ${replayed}")
     if(NOT replayed STREQUAL recorded)
