@@ -394,7 +394,7 @@ void SamplingJob::sample_compressed() const {
 
   // f: distinct key times at or before `time`. Forward playback moves it on by a key time or two
   // a frame: step from the last sample's, and search only the rest after a few steps (a binary
-  // search's branches mispredict; ~5% of a sample).
+  // search's branches mispredict: the search was ~2.5% of a shipped sample).
   const bool forward = cache.clip_ == clip && time >= cache.time_;
   const std::size_t distinct = c.times.size();
   std::size_t f = forward ? cache.time_index_ : 0;
