@@ -28,6 +28,7 @@
 #include <spindle/render/renderer.h>
 #include <spindle/report/report.h>
 
+#include "background.h"
 #include "scene.h"
 #include "scene_common.h"
 
@@ -62,6 +63,7 @@ struct Options {
   std::uint32_t width = 640;  // the rendered image
   std::uint32_t height = 360;
   std::string screenshot_dir;  // --screenshot: one PNG per scene and count
+  BackgroundSpec background;   // --background: busy threads beside the measured frames
   // Scene parameters given on the command line (--joints 80), by name.
   std::map<std::string, std::int64_t> params;
   bool objects_given = false;
@@ -258,12 +260,18 @@ const render::Renderer* scene_renderer(core::Engine& engine) {
 
 // `screenshot`: where to write the last frame's image (empty: nowhere); the path is kept in
 // the series when written.
+// `background` runs during the warm-up and the measured frames only.
 report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mode,
-                          std::uint32_t objects, std::uint32_t repeat,
+                          std::uint32_t objects, std::uint32_t repeat, Background& background,
                           const std::string& screenshot = {}) {
   report::Series r;
   core::Engine engine(engine_config(scene, o, mode, objects, false));
   scene.setup(engine, scene_setup_params(o, scene, objects));
+  struct Running {
+    Background& load;
+    explicit Running(Background& b) : load(b) { load.resume(); }
+    ~Running() { load.pause(); }
+  } running(background);
   for (std::uint32_t i = 0; i < o.warmup; ++i) engine.step();
   r.scene = scene.name;
   r.mode = jobs::to_string(engine.mode());
@@ -277,6 +285,7 @@ report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mo
     engine.step();
     record_frame(engine, r.frames[i]);
   }
+  background.pause();
   r.world_hash = engine.world().state_hash();
   // The mixed audio joins the world's hash: the determinism check covers every sample too.
   if (const SceneAudio* a = engine.world().resource<SceneAudio>())
@@ -441,6 +450,20 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   add_integer(app, "--trace-frames", o.trace_frames, 0u, 1000u,
               "frames in trace.json (0: no trace)");
   app.add_flag("!--no-pin", o.pin, "do not pin worker threads to cores");
+  std::string background_text = "none";
+  app.add_option("--background", background_text,
+                 "N busy threads in another process beside each series' warm-up and measured "
+                 "frames: N or N:steady spins, N:bursty alternates runs and sleeps of 1-20 ms "
+                 "(default: none)")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            if (std::string flag = flag_instead_of_value(text); !flag.empty()) return flag;
+            BackgroundSpec spec;
+            const core::Status s = text == "none" ? core::Status{} : parse_background(text, spec);
+            return s.message();
+          },
+          ""))
+      ->type_name("N[:steady|bursty]");
   add_integer(app, "--width", o.width, 16u, 4096u, "rendered image width in pixels");
   add_integer(app, "--height", o.height, 16u, 4096u, "rendered image height in pixels");
   app.add_option("--screenshot", o.screenshot_dir,
@@ -485,6 +508,7 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
     return 2;
   }
   o.objects_given = app.count("--objects") > 0;
+  if (background_text != "none") (void)parse_background(background_text, o.background);
   if (app.count("--modes") == 0) {  // default: every mode this build has
     o.mode_names.clear();
     for (jobs::Mode m :
@@ -602,8 +626,16 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   // Job-system and engine warnings go to stderr; the info chatter stays out of the table.
   core::logger().set_level(core::kAllChannels, core::LogLevel::Warning);
 
+  // Forked before any engine starts a thread: the child must not inherit half-held locks.
+  Background background(o.background, o.seed);
+  if (!background.status()) {
+    err << "spindle_loadtest: " << background.status().message() << "\n";
+    return 1;
+  }
+
   report::Run run;
   run.machine = machine_facts(argc, argv);
+  run.background = o.background.label();
   run.seed = o.seed;
   run.frames = o.frames;
   run.warmup = o.warmup;
@@ -638,7 +670,7 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
                     (scene->name + "_" + std::to_string(objects) + ".png"))
                        .string();
           try {
-            r = run_series(*scene, o, mode, objects, rep, shot);
+            r = run_series(*scene, o, mode, objects, rep, background, shot);
           } catch (const std::exception& e) {
             err << "spindle_loadtest: " << scene->name << " " << jobs::to_string(mode) << " with "
                 << objects << " objects failed: " << e.what() << "\n";

@@ -45,7 +45,7 @@ class DynamicMode final : public ModeImpl {
     if (!queued) {
       if (q == kHigh) high_queued_.fetch_sub(1, std::memory_order_relaxed);
       scheduler_.note_overflow("the deque and the injection queue are full", job->desc);
-      scheduler_.execute(job, self, 0);
+      scheduler_.execute(job, self);
       return;
     }
     // Publish-then-check: pairs with the parker's fence in WorkerPool::idle(). A spinning

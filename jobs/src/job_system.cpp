@@ -146,6 +146,22 @@ void JobSystem::run_inline(detail::Job* job, std::span<Counter* const> dependenc
   scheduler_->run_inline(job, dependencies);
 }
 
+void JobSystem::run_now(detail::Job* job, Counter& counter) {
+  scheduler_->run_now(job, counter);
+}
+
+void JobSystem::begin_recording() {
+  scheduler_->recorder().begin();
+}
+
+bool JobSystem::end_recording(JobGraph& out) {
+  return scheduler_->recorder().end(out, mode_, worker_count(), scheduler_->ns_per_tick());
+}
+
+bool JobSystem::recording() const {
+  return scheduler_->recorder().active();
+}
+
 void JobSystem::note_heap_continuation(const JobDesc& desc) {
   scheduler_->note_overflow(
       "no free job slot for a continuation whose dependency is pending; kept on the heap", desc);

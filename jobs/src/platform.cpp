@@ -22,6 +22,14 @@
 
 namespace spindle::jobs::detail {
 
+const TickClock& process_clock() {
+  static const TickClock clock;
+  return clock;
+}
+namespace {
+[[maybe_unused]] const TickClock& g_clock_at_start = process_clock();
+}  // namespace
+
 #if SPINDLE_JOBS_AFFINITY
 static_assert(sizeof(cpu_set_t) <= sizeof(SavedAffinity::mask));
 

@@ -62,16 +62,22 @@ void unpark_one(std::atomic<std::uint32_t>& word);
 // Asks the OS to fire the calling thread's timed sleeps without the default 50 us slack.
 void set_precise_timers();
 
-// Converts ticks to nanoseconds, calibrated against steady_clock over the clock's lifetime, so
-// construction costs nothing and the ratio gets better the longer the system runs.
+// Converts ticks to nanoseconds, calibrated against steady_clock, so construction costs nothing.
+// The ratio is measured over the clock's first 200 ms or more and then fixed: totals converted at
+// two moments differ by the ticks between them, never by a drifting ratio.
 class TickClock {
  public:
   TickClock() : tick0_(ticks()), ns0_(now_ns()) {}
   double ns_per_tick() const {
 #if SPINDLE_JOBS_HAS_TSC
+    const double fixed = fixed_.load(std::memory_order_relaxed);
+    if (fixed > 0) return fixed;
     const std::uint64_t dt = ticks() - tick0_;
     const std::uint64_t dn = now_ns() - ns0_;
-    return dt > 1000000 ? static_cast<double>(dn) / static_cast<double>(dt) : 0.4;
+    if (dt <= 1000000) return 0.4;
+    const double ratio = static_cast<double>(dn) / static_cast<double>(dt);
+    if (dn >= 200'000'000) fixed_.store(ratio, std::memory_order_relaxed);
+    return ratio;
 #else
     return 1.0;
 #endif
@@ -80,7 +86,11 @@ class TickClock {
  private:
   std::uint64_t tick0_;
   std::uint64_t ns0_;
+  mutable std::atomic<double> fixed_{0};
 };
+
+// The process's clock, started before main(): every JobSystem converts with the same fixed ratio.
+const TickClock& process_clock();
 
 // A thread's affinity mask, saved to be set again.
 struct SavedAffinity {

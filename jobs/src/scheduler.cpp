@@ -22,6 +22,13 @@ thread_local ThreadState t_state;
 // submitter run its own queued jobs only at depth 0, where no job of its own is on the stack for
 // them to wait on.
 thread_local std::uint32_t t_job_depth = 0;
+// Ticks the job running on this thread spent in jobs it ran nested and in waits: its own time is
+// its elapsed time minus these, so nested work counts once, to the job that ran it.
+thread_local std::uint64_t t_nested_ticks = 0;
+// The tag of the job running on this thread: a job submitted from it without a tag inherits it.
+thread_local std::uint16_t t_current_tag = 0;
+// Set by spawn_range() for the submission it makes (a parallel_for's piece, in a recording).
+thread_local std::uint32_t t_spawn_range = 0;
 
 std::uint32_t round_up_pow2(std::uint32_t v) {
   std::uint32_t p = 1;
@@ -43,7 +50,7 @@ constexpr std::uint32_t kMaxBatch = 64;
 
 std::atomic<void (*)()> g_zero_hook{nullptr};
 
-void run_range_task(const RangeTask& task) {
+void run_range_task(const RangeTask& task, Recorder& recorder) {
   std::size_t b = task.begin;
   std::size_t e = task.end;
   while (e - b > task.grain) {
@@ -54,7 +61,10 @@ void run_range_task(const RangeTask& task) {
     spawn_range(right);
     e = mid;
   }
+  const bool record = task.range_id != 0 && recorder.active();
+  if (record) recorder.add(Recorder::EventType::PieceBegin, b, e, task.range_id);
   task.call(task.fn, b, e);
+  if (record) recorder.add(Recorder::EventType::PieceEnd, 0, 0, task.range_id);
 }
 
 }  // namespace
@@ -66,7 +76,10 @@ void set_zero_hook_for_tests(void (*hook)()) {
 // Friend of JobSystem: lets the scheduler submit range jobs through the same path as run().
 struct RangeSpawner {
   static void spawn(const RangeTask& task) {
-    task.system->submit_callable(task.counter, {}, task.desc, [task] { run_range_task(task); });
+    Recorder* recorder = &task.system->scheduler_->recorder();
+    t_spawn_range = task.range_id;
+    task.system->submit_callable(task.counter, {}, task.desc,
+                                 [task, recorder] { run_range_task(task, *recorder); });
   }
 };
 
@@ -84,7 +97,7 @@ Job* ModeImpl::acquire(std::uint32_t self, bool may_help) {
   if (self >= scheduler_.workers() || !may_help || Scheduler::inside_job()) return nullptr;
   JobPool& pool = scheduler_.pool(self);
   while (Job* queued = pop_own(self)) {
-    scheduler_.execute(queued, self, 0);
+    scheduler_.execute(queued, self);
     if (Job* job = pool.take_if_free(queued)) return job;
     if (Job* job = pool.try_acquire()) return job;
   }
@@ -119,7 +132,8 @@ Scheduler::Scheduler(const Config& config, std::uint32_t workers, std::uint32_t 
       job_stride_(job_stride),
       pool_size_(round_up_pow2(std::max<std::uint32_t>(config.jobs_per_worker, 64))),
       hooks_(config.hooks),
-      owner_(owner) {
+      owner_(owner),
+      recorder_(std::make_unique<Recorder>(workers)) {
   const std::size_t pools = std::size_t{worker_count_} + 1;
   const std::size_t pool_bytes = std::size_t{pool_size_} * job_stride_;
   slot_memory_ = std::make_unique<std::byte[]>(pools * pool_bytes + kCacheLine);
@@ -206,7 +220,31 @@ Job* Scheduler::take_slot(std::uint32_t self) {
   return external_pool_.try_acquire();
 }
 
+void Scheduler::note_submit(Job* job, std::span<Counter* const> dependencies) {
+  if (job->desc.tag == 0) job->desc.tag = t_current_tag;
+  const std::uint32_t range = t_spawn_range;
+  t_spawn_range = 0;
+  job->record_id = 0;
+  if (!recorder_->active()) return;
+  job->record_id = recorder_->next_job_id();
+  if (job->record_id == 0) return;
+  const std::uint64_t key =
+      job->counter == nullptr
+          ? 0
+          : Recorder::key(job->counter,
+                          state_of(*job->counter).word.load(std::memory_order_relaxed), false);
+  recorder_->add(Recorder::EventType::Submit, key, range, job->record_id, job->desc.tag);
+  for (Counter* c : dependencies) {
+    if (c == nullptr) continue;
+    const std::uint64_t word = state_of(*c).word.load(std::memory_order_relaxed);
+    // A dependency with nothing pending releases the job at once: it waits for nothing.
+    if ((word & CounterState::kPendingMask) == 0) continue;
+    recorder_->add(Recorder::EventType::Dep, Recorder::key(c, word, false), 0, job->record_id);
+  }
+}
+
 void Scheduler::submit(Job* job, std::span<Counter* const> dependencies) {
+  note_submit(job, dependencies);
   std::uint32_t count = 0;
   for (Counter* c : dependencies) count += c != nullptr ? 1 : 0;
   if (count == 0) {
@@ -239,15 +277,22 @@ void Scheduler::submit(Job* job, std::span<Counter* const> dependencies) {
 }
 
 void Scheduler::run_inline(Job* job, std::span<Counter* const> dependencies) {
+  note_submit(job, dependencies);
   // JobSystem sends continuations with a pending dependency to the heap; this one is runnable,
   // unless a dependency gained jobs since: then it still may not start early.
   for (Counter* c : dependencies) {
     if (c != nullptr && !c->done()) wait_for(*c);
   }
-  execute(job, current_worker(), 0);
+  execute(job, current_worker());
 }
 
-std::uint64_t Scheduler::execute(Job* job, std::uint32_t worker, std::uint64_t start, bool batch) {
+void Scheduler::run_now(Job* job, Counter& counter) {
+  note_submit(job, {});
+  execute(job, current_worker());
+  rethrow(counter);
+}
+
+void Scheduler::execute(Job* job, std::uint32_t worker, bool batch) {
   const JobDesc desc = job->desc;
   Counter* counter = job->counter;
   const bool exclusive = t_state.scheduler == this && t_state.index == worker;
@@ -260,9 +305,18 @@ std::uint64_t Scheduler::execute(Job* job, std::uint32_t worker, std::uint64_t s
   }
 
   if (hooks_.on_begin != nullptr) hooks_.on_begin(hooks_.user, desc, worker);
-  // A participant running jobs back to back passes the previous job's end as this one's start:
-  // one timestamp per job instead of two (a TSC read costs about 10 ns in a VM).
-  if (config_.time_jobs && start == 0) start = ticks();
+  const std::uint32_t record_id = job->record_id;
+  const bool record = recorder_->active();
+  if (record) recorder_->add(Recorder::EventType::Begin, 0, 0, record_id);
+  // Read here, not taken from the previous job's end: time between jobs (looking for work, or
+  // preempted) is nobody's work.
+  const std::uint64_t start = config_.time_jobs ? ticks() : 0;
+  const std::uint64_t outer_nested = t_nested_ticks;
+  const std::uint16_t outer_tag = t_current_tag;
+  const std::uint32_t outer_spawn_range = t_spawn_range;
+  t_nested_ticks = 0;
+  t_current_tag = desc.tag;
+  t_spawn_range = 0;
   ++t_job_depth;
 #if defined(__cpp_exceptions)
   try {
@@ -275,21 +329,27 @@ std::uint64_t Scheduler::execute(Job* job, std::uint32_t worker, std::uint64_t s
 #endif
   --t_job_depth;
   const std::uint64_t end = config_.time_jobs ? ticks() : 0;
-  book(slot, exclusive && slot < worker_count_, desc, end - start);
+  const std::uint64_t elapsed = end - start;
+  // Its own time: nested jobs were booked by themselves, waits are nobody's work.
+  const std::uint64_t own = elapsed > t_nested_ticks ? elapsed - t_nested_ticks : 0;
+  t_nested_ticks = outer_nested + elapsed;
+  t_current_tag = outer_tag;
+  t_spawn_range = outer_spawn_range;
+  if (record) recorder_->add(Recorder::EventType::End, 0, 0, record_id);
+  book(slot, exclusive && slot < worker_count_, desc, own);
   if (hooks_.on_end != nullptr) hooks_.on_end(hooks_.user, desc, worker);
 
   // Free the slot before finishing the counter: once the counter is done a waiter may destroy
   // the whole job system, so nothing of ours may be touched after finish().
   free_slot(job);
-  if (counter == nullptr) return end;
+  if (counter == nullptr) return;
   if (!batch) {
     finish(counter, 1);
-    return end;
+    return;
   }
   Participant& me = participants_[worker];
   me.batch_counter = counter;  // any other counter's batch was flushed before the job ran
   if (++me.batch_count >= kMaxBatch) flush_batch(worker);
-  return end;
 }
 
 void Scheduler::flush_batch(std::uint32_t self) {
@@ -473,8 +533,24 @@ void Scheduler::rethrow(Counter& counter) {
 }
 
 void Scheduler::wait_for(Counter& counter) {
-  if (counter.done()) return;
-  current().wait(counter, current_worker());
+  const bool record = recorder_->active();
+  std::uint64_t key = 0;
+  if (record) {
+    key = Recorder::key(&counter, 0, false);  // by address: see Recorder
+    recorder_->add(Recorder::EventType::WaitBegin, key, 0, 0);
+  }
+  if (!counter.done()) {
+    if (t_job_depth != 0 && config_.time_jobs) {
+      // Inside a job: the wait is not its work (the jobs it runs meanwhile book their own).
+      const std::uint64_t nested = t_nested_ticks;
+      const std::uint64_t from = ticks();
+      current().wait(counter, current_worker());
+      t_nested_ticks = nested + (ticks() - from);
+    } else {
+      current().wait(counter, current_worker());
+    }
+  }
+  if (record) recorder_->add(Recorder::EventType::WaitEnd, key, 0, 0);
 }
 
 void Scheduler::wait_spinning(const Counter& counter) {
@@ -519,7 +595,11 @@ bool Scheduler::pools_idle() const {
 void Scheduler::submit_range(Counter& counter, const JobDesc& desc, std::size_t begin,
                              std::size_t end, std::size_t grain,
                              void (*call)(const void*, std::size_t, std::size_t), const void* fn) {
-  RangeTask task{owner_, &counter, fn, call, begin, end, end - begin, desc};
+  RangeTask task{owner_, &counter, fn, call, begin, end, end - begin, desc, 0};
+  if (recorder_->active()) {
+    task.range_id = recorder_->next_range_id();
+    if (task.range_id != 0) recorder_->add(Recorder::EventType::Range, begin, end, task.range_id);
+  }
   current().submit_range(task, grain, current_worker());
 }
 
@@ -534,7 +614,7 @@ WorkerStats Scheduler::worker_stats(std::uint32_t worker) const {
   WorkerStats out;
   if (worker > worker_count_) return out;
   const StatsSlot& s = stats_[worker];
-  const double scale = clock_.ns_per_tick();
+  const double scale = process_clock().ns_per_tick();
   out.busy_ns = static_cast<std::uint64_t>(
       static_cast<double>(s.busy_ticks.load(std::memory_order_relaxed)) * scale);
   out.jobs = s.jobs.load(std::memory_order_relaxed);
@@ -546,7 +626,7 @@ WorkerStats Scheduler::worker_stats(std::uint32_t worker) const {
 TagStats Scheduler::tag_stats(std::uint16_t tag) const {
   TagStats out;
   if (tag >= kMaxTags) return out;
-  const double scale = clock_.ns_per_tick();
+  const double scale = process_clock().ns_per_tick();
   std::uint64_t ticks_total = 0;
   for (std::uint32_t i = 0; i <= worker_count_; ++i) {
     out.jobs += stats_[i].tag_jobs[tag].load(std::memory_order_relaxed);

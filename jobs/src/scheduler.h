@@ -18,6 +18,7 @@
 #include "mode.h"
 #include "platform.h"
 #include "queues.h"
+#include "recorder.h"
 #include "spindle/jobs/job_system.h"
 
 namespace spindle::jobs::detail {
@@ -121,6 +122,7 @@ struct RangeTask {
   std::size_t end;
   std::size_t grain;
   JobDesc desc;
+  std::uint32_t range_id = 0;  // in a job-graph recording (0: none)
 };
 // Submits one job that runs `task`.
 void spawn_range(const RangeTask& task);
@@ -141,6 +143,8 @@ class Scheduler {
   void submit(Job* job, std::span<Counter* const> dependencies);
   // Runs a job that could not be queued, after its dependencies (if any) are done.
   void run_inline(Job* job, std::span<Counter* const> dependencies);
+  // JobSystem::run_here(): runs `job` now on this thread, then rethrows its exception.
+  void run_now(Job* job, Counter& counter);
   // wait() rethrows the counter's captured exception; wait_for() only waits, rethrow() only
   // rethrows.
   void wait(Counter& counter);
@@ -158,6 +162,8 @@ class Scheduler {
   Stats stats() const;
   void reset_stats();
   void set_hooks(const JobHooks& hooks) { hooks_ = hooks; }
+  Recorder& recorder() { return *recorder_; }
+  double ns_per_tick() const { return process_clock().ns_per_tick(); }
   void note_overflow(const char* what, const JobDesc& desc);
   void log(LogLevel level, const char* message) const;
 
@@ -170,10 +176,9 @@ class Scheduler {
   // Participant `self`'s pool, or (outside threads) the shared one, locked.
   Job* take_slot(std::uint32_t self);
   JobPool& pool(std::uint32_t self) { return participants_[self].pool; }
-  // Runs a job on participant `worker` (hooks, timing, exceptions, counter). `start` is the tick
-  // it started at, or 0 to read the clock now; returns the tick it ended at.
+  // Runs a job on participant `worker` (hooks, timing, exceptions, counter).
   // `batch` (participant loops only): the counter update may be deferred, see Participant.
-  std::uint64_t execute(Job* job, std::uint32_t worker, std::uint64_t start, bool batch = false);
+  void execute(Job* job, std::uint32_t worker, bool batch = false);
   void flush_batch(std::uint32_t self);
   // Participant `self` holds the only unfinished jobs of `counter` in its batch.
   bool batch_holds_rest_of(std::uint32_t self, const Counter& counter) const {
@@ -212,6 +217,9 @@ class Scheduler {
   void run_list(Job* list);
   bool pools_idle() const;  // every pool slot free: no pooled job queued, running or waiting
   void record_exception(Counter* counter, const JobDesc& desc);
+  // Before a job is queued or run: gives it the submitter's tag if it has none, and logs it
+  // (with its dependencies) when recording.
+  void note_submit(Job* job, std::span<Counter* const> dependencies);
   void book(std::uint32_t slot, bool exclusive, const JobDesc& desc, std::uint64_t elapsed);
 
   Config config_;
@@ -220,10 +228,10 @@ class Scheduler {
   std::uint32_t pool_size_;
   JobHooks hooks_;
   JobSystem* owner_;
-  TickClock clock_;
   const Scheduler* previous_state_owner_ = nullptr;
   std::uint32_t previous_state_index_ = kExternalThread;
 
+  std::unique_ptr<Recorder> recorder_;
   std::unique_ptr<std::byte[]> slot_memory_;
   std::unique_ptr<Participant[]> participants_;
   // Slot worker_count_ is shared by outside threads (and oneTBB's threads).

@@ -16,7 +16,7 @@ class SingleMode final : public ModeImpl {
   Mode mode() const override { return Mode::Single; }
   StagePolicy stage_policy() const override { return {false, false, 0, false}; }
 
-  void push(Job* job, std::uint32_t self) override { scheduler_.execute(job, self, 0); }
+  void push(Job* job, std::uint32_t self) override { scheduler_.execute(job, self); }
 
   void wait(Counter& counter, std::uint32_t /*self*/) override {
 #if SPINDLE_THREADS

@@ -38,7 +38,7 @@ class StaticMode final : public ModeImpl {
     const std::uint32_t target = to_all ? turn % count_ : 1 + turn % (count_ - 1);
     if (!lanes_[target].mailbox[q].push(job)) {
       scheduler_.note_overflow("the target worker's mailbox is full", job->desc);
-      scheduler_.execute(job, self, 0);
+      scheduler_.execute(job, self);
       return;
     }
     full_fence();
@@ -118,7 +118,7 @@ class StaticMode final : public ModeImpl {
         const std::uint32_t turn = external_round_robin_.fetch_add(1, std::memory_order_relaxed);
         const std::uint32_t target = 1 + turn % (count_ - 1);
         if (!lanes_[target].mailbox[q].push(job)) {
-          scheduler_.execute(job, scheduler_.current_worker(), 0);
+          scheduler_.execute(job, scheduler_.current_worker());
           continue;
         }
         full_fence();

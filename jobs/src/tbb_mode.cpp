@@ -82,7 +82,7 @@ class TbbMode final : public ModeImpl {
   void push(Job* job, std::uint32_t /*self*/) override {
     group_for(job->counter).run([this, job] {
       const int index = tbb::this_task_arena::current_thread_index();
-      scheduler_.execute(job, index >= 0 ? static_cast<std::uint32_t>(index) : kExternalThread, 0);
+      scheduler_.execute(job, index >= 0 ? static_cast<std::uint32_t>(index) : kExternalThread);
     });
   }
 

@@ -73,7 +73,7 @@ void WorkerPool::drain() {
   for (;;) {
     ModeImpl& mode = scheduler_.current();
     if (Job* job = mode.find_work(0)) {
-      scheduler_.execute(job, 0, 0);
+      scheduler_.execute(job, 0);
       continue;
     }
     if (!mode.any_queued() &&
@@ -120,7 +120,6 @@ void WorkerPool::worker_main(std::uint32_t index) {
   }
   const bool sentinel = index == 1 && config_.predictive_wake;
   if (sentinel) set_precise_timers();
-  std::uint64_t chain = 0;  // end tick of the previous job when running back to back
   bool after_idle = false;
   // Set when the sentinel woke itself for a predicted burst: the burst's due time. Cleared once
   // the burst is seen or its window has passed.
@@ -134,10 +133,9 @@ void WorkerPool::worker_main(std::uint32_t index) {
         after_idle = false;
         burst_due = 0;
       }
-      chain = scheduler_.execute(job, index, chain, true);
+      scheduler_.execute(job, index, true);
       continue;
     }
-    chain = 0;
     scheduler_.flush_batch(index);
     // Woken early for a burst that is due: keep looking until kBurstLagNs after its due time.
     std::uint64_t spin_ns = 0;
@@ -168,7 +166,6 @@ void WorkerPool::worker_main(std::uint32_t index) {
 void WorkerPool::help_until(Counter& counter, std::uint32_t self, ModeImpl& mode) {
   // The job running around this wait may hold a batch; its counter's waiters must not wait on us.
   scheduler_.flush_batch(self);
-  std::uint64_t chain = 0;
   bool after_idle = false;
   for (;;) {
     // Our own batch is all that is left of `counter`: settle it so the counter can finish.
@@ -177,10 +174,9 @@ void WorkerPool::help_until(Counter& counter, std::uint32_t self, ModeImpl& mode
     if (Job* job = mode.find_work(self)) {
       if (after_idle) mode.found_work_after_idle(self);
       after_idle = false;
-      chain = scheduler_.execute(job, self, chain, true);
+      scheduler_.execute(job, self, true);
       continue;
     }
-    chain = 0;
     scheduler_.flush_batch(self);
     idle(self, &counter);
     after_idle = true;

@@ -1,6 +1,7 @@
 #include <spindle/base/time.h>
 
 #include <chrono>
+#include <ctime>
 
 #include <spindle/base/assert.h>
 
@@ -10,6 +11,17 @@ std::uint64_t monotonic_ns() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                         std::chrono::steady_clock::now().time_since_epoch())
                                         .count());
+}
+
+std::uint64_t process_cpu_ns() {
+#if defined(CLOCK_PROCESS_CPUTIME_ID)
+  timespec ts{};
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return 0;
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+#else
+  return 0;
+#endif
 }
 
 GameClock::GameClock(std::int64_t fixed_step_ns, std::int64_t max_delta_ns)

@@ -31,17 +31,6 @@ const StageContext*& current_chunk() {
 }
 }  // namespace detail
 
-void StageContext::chunk_done(std::uint64_t begin_ns) const {
-  const std::uint64_t d = monotonic_ns() - begin_ns;
-  Engine::Impl& engine = *engine_->impl_;
-  Engine::Impl::Stage& s = *engine.stages[stage_];
-  s.cpu_ns.fetch_add(d, std::memory_order_relaxed);
-  s.jobs.fetch_add(1, std::memory_order_relaxed);
-  const std::uint32_t slot = world_->commands().slot(*jobs_);
-  if (slot < engine.worker_clocks.size())
-    engine.worker_clocks[slot].busy_ns.fetch_add(d, std::memory_order_relaxed);
-}
-
 CommandBuffer& StageContext::commands() const {
   return world_->commands().local(*jobs_);
 }
@@ -77,8 +66,8 @@ Engine::Impl::Impl(Engine& owner_engine, const EngineConfig& engine_config)
   // Per participant, not per thread of the current mode: set_mode() may start the workers later.
   const std::uint32_t participants = jobs->participant_count();
   world.commands().resize(participants);
-  // One clock per participant, then one per external command-buffer slot (oneTBB's threads).
-  worker_clocks = std::vector<WorkerClock>(participants + CommandBuffers::kExternalSlots);
+  busy_before.assign(participants + 1, 0);  // + the slot of outside threads
+  tags_before.assign(jobs::kMaxTags, jobs::TagStats{});
   stats.worker_busy_ns.assign(participants, 0);
   completed.worker_busy_ns.assign(participants, 0);
   stages.reserve(kMaxStages);
@@ -142,6 +131,9 @@ std::uint64_t Engine::frame_number() const {
 }
 const FrameStats& Engine::last_frame() const {
   return impl_->completed;
+}
+const jobs::JobGraph* Engine::last_job_graph() const {
+  return impl_->graph_valid ? &impl_->graph : nullptr;
 }
 std::span<const Decision> Engine::last_decisions() const {
   return {impl_->decisions.data(), impl_->decisions_used};
@@ -462,18 +454,9 @@ void Engine::Impl::run_stage(StageId id, std::int64_t dt_ns, float alpha) {
   CommandBuffer& cmd = world.commands().local(*jobs);
   const detail::RecordingGuard guard(cmd, nullptr);
   cmd.set_origin(ctx.serial_origin(0));
-  const std::uint64_t begin = monotonic_ns();
-  s.begin_ns = begin;
+  s.begin_ns = monotonic_ns();
   s.desc.run(ctx);
-  const std::uint64_t end = monotonic_ns();
-  s.end_ns = end;
-  // The stage's own serial time (outside its parallel_for calls) is one more job's worth.
-  const std::uint64_t self = (end - begin) - std::min(end - begin, ctx.nested_ns_);
-  s.cpu_ns.fetch_add(self, std::memory_order_relaxed);
-  s.jobs.fetch_add(1, std::memory_order_relaxed);
-  const std::uint32_t slot = world.commands().slot(*jobs);
-  if (slot < worker_clocks.size())
-    worker_clocks[slot].busy_ns.fetch_add(self, std::memory_order_relaxed);
+  s.end_ns = monotonic_ns();
 }
 
 void Engine::Impl::launch(StageId id) {
@@ -496,22 +479,14 @@ void Engine::Impl::run_group(Group& group, std::int64_t dt_ns, float alpha) {
   world.refresh_order();  // structural changes happen between groups only
   decide(group);
   const jobs::StagePolicy policy = jobs->stage_policy();
-  for (StageId id : group.ids) {
-    Stage& s = *stages[id];
-    s.cpu_ns.store(0, std::memory_order_relaxed);
-    s.jobs.store(0, std::memory_order_relaxed);
-  }
+  for (StageId id : group.ids) tags_before[stages[id]->tag] = jobs->tag_stats(stages[id]->tag);
   if (!policy.concurrent_stages || group.run_inline) {
+    // One after another on this thread, each as a job of its own: timed and booked under its tag
+    // like a launched stage, and a zone for the profiler.
     for (StageId id : group.ids) {
-      // Stages run inline here, not as jobs: give the profiler a zone for each.
-      struct Zone {
-        bool on;
-        ~Zone() {
-          if (on) profiler::end_zone();
-        }
-      } zone{config.profile};
-      if (zone.on) profiler::begin_zone(stages[id]->desc.name);
-      run_stage(id, dt_ns, alpha);
+      const Stage& s = *stages[id];
+      jobs->run_here(jobs::JobDesc{s.desc.name, s.tag},
+                     [this, id, dt_ns, alpha] { run_stage(id, dt_ns, alpha); });
     }
   } else {
     run_dt_ns = dt_ns;
@@ -537,9 +512,12 @@ void Engine::Impl::run_group(Group& group, std::int64_t dt_ns, float alpha) {
     Stage& s = *stages[id];
     StageTiming& t = stats.stages[id];
     t.wall_ns += s.end_ns - s.begin_ns;
-    const std::uint64_t cpu = s.cpu_ns.load(std::memory_order_relaxed);
-    t.cpu_ns += cpu;
-    t.jobs += s.jobs.load(std::memory_order_relaxed);
+    // Booked by the job system, so every job of the stage counts, nested ones included.
+    const jobs::TagStats now = jobs->tag_stats(s.tag);
+    const jobs::TagStats& before = tags_before[s.tag];
+    t.cpu_ns += now.total_ns >= before.total_ns ? now.total_ns - before.total_ns : now.total_ns;
+    t.jobs +=
+        static_cast<std::uint32_t>(now.jobs >= before.jobs ? now.jobs - before.jobs : now.jobs);
     t.runs += 1;
   }
 }
@@ -548,29 +526,44 @@ void Engine::Impl::run_group(Group& group, std::int64_t dt_ns, float alpha) {
 
 void Engine::Impl::begin_frame_stats() {
   for (StageTiming& t : stats.stages) t = StageTiming{};
-  for (WorkerClock& w : worker_clocks) w.busy_ns.store(0, std::memory_order_relaxed);
+  for (std::uint32_t w = 0; w < busy_before.size(); ++w)
+    busy_before[w] = jobs->worker_stats(w).busy_ns;
   stats.steps = 0;
   decisions_used = 0;
   overflows_before = jobs->stats().inline_overflows;
 }
 
-void Engine::Impl::end_frame_stats(std::uint64_t begin_ns) {
+void Engine::Impl::end_frame_stats(std::uint64_t begin_ns, std::uint64_t begin_cpu_ns) {
   stats.frame = frame_number;
   stats.frame_ns = monotonic_ns() - begin_ns;
+  const std::uint64_t cpu_now = process_cpu_ns();
+  stats.cpu_ns = cpu_now > begin_cpu_ns ? cpu_now - begin_cpu_ns : 0;
+  // Every job's own time, from the job system's counters: stage code, chunks, and the jobs they
+  // started (a renderer's batches, a sort's passes), each counted once, where it ran.
   std::uint64_t busy = 0;
   const std::size_t participants = stats.worker_busy_ns.size();
   for (std::size_t w = 0; w < participants; ++w) stats.worker_busy_ns[w] = 0;
-  for (std::size_t w = 0; w < worker_clocks.size(); ++w) {
-    const std::uint64_t ns = worker_clocks[w].busy_ns.load(std::memory_order_relaxed);
-    // Threads that are not participants (oneTBB's, in the tbb mode) are booked on participants
-    // 1.. in the order they first ran stage work: the pool has that many threads.
-    const std::size_t slot =
-        w < participants ? w : (participants > 1 ? 1 + (w - participants) % (participants - 1) : 0);
-    stats.worker_busy_ns[slot] += ns;
+  for (std::size_t w = 0; w < busy_before.size(); ++w) {
+    const std::uint64_t now = jobs->worker_stats(static_cast<std::uint32_t>(w)).busy_ns;
+    const std::uint64_t ns = now >= busy_before[w] ? now - busy_before[w] : now;
+    // Outside threads (the last slot) are shown on participant 0, whose work they took over.
+    stats.worker_busy_ns[w < participants ? w : 0] += ns;
     busy += ns;
   }
+  stats.work_ns = busy;
   const std::uint64_t capacity = stats.frame_ns * jobs->worker_count();
   stats.idle_ns = capacity > busy ? capacity - busy : 0;
+  stats.serial_ns = stats.span_ns = stats.span_handoff_ns = stats.handoff_ns = 0;
+  stats.jobs = 0;
+  graph_valid = false;
+  if (jobs->recording() && jobs->end_recording(graph)) {
+    graph_valid = true;
+    stats.serial_ns = graph.serial_ns();
+    stats.span_ns = graph.span_ns;
+    stats.span_handoff_ns = graph.span_handoff_ns;
+    stats.handoff_ns = graph.handoff_ns;
+    stats.jobs = graph.jobs;
+  }
   note_job_overflows();
   // Cost estimates for the next frame: EMA of CPU time per frame.
   for (std::size_t i = 0; i < stages.size(); ++i) {
@@ -637,13 +630,15 @@ void Engine::Impl::run_frame(std::uint32_t steps, std::int64_t present_dt_ns, fl
   apply_scene_switch();
   if (graph_dirty) build_graph();  // a scene setup may add stages
   SPINDLE_ASSERTF(graph_status.ok(), "engine: %s", graph_status.message().c_str());
-  const std::uint64_t begin = monotonic_ns();
   begin_frame_stats();
+  if (config.record_job_graph) jobs->begin_recording();
+  const std::uint64_t begin_cpu = process_cpu_ns();
+  const std::uint64_t begin = monotonic_ns();
   for (const std::function<void(Engine&)>& hook : frame_hooks) hook(owner);
   world.begin_event_frame();
   for (; steps > 0; --steps) simulate_step();
   present(present_dt_ns, alpha);
-  end_frame_stats(begin);
+  end_frame_stats(begin, begin_cpu);
 }
 
 }  // namespace spindle::core

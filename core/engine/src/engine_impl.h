@@ -11,6 +11,7 @@
 
 #include <spindle/engine/engine.h>
 #include <spindle/engine/stage_planner.h>
+#include <spindle/jobs/job_graph.h>
 
 namespace spindle::core {
 
@@ -25,17 +26,12 @@ struct Engine::Impl {
     std::uint64_t reach = 0;  // bit j: this stage reaches stage j
     // Per run, written by jobs.
     std::atomic<std::uint32_t> remaining{0};
-    std::atomic<std::uint64_t> cpu_ns{0};
-    std::atomic<std::uint32_t> jobs{0};
     std::uint64_t begin_ns = 0;
     std::uint64_t end_ns = 0;
     std::uint32_t split = 1;
     std::uint16_t workers = 1;
     bool critical = false;
     std::uint16_t ordinal = 0;
-  };
-  struct alignas(64) WorkerClock {
-    std::atomic<std::uint64_t> busy_ns{0};
   };
   // A group of stages run together (the simulation step, or the presentation) with the
   // planner's inputs and outputs for it, sized when the graph is built.
@@ -64,7 +60,7 @@ struct Engine::Impl {
   void simulate_step();
   void present(std::int64_t dt_ns, float alpha);
   void begin_frame_stats();
-  void end_frame_stats(std::uint64_t begin_ns);
+  void end_frame_stats(std::uint64_t begin_ns, std::uint64_t begin_cpu_ns);
   void note_job_overflows();
   void apply_scene_switch();
   int find_stage(std::string_view name) const;
@@ -89,7 +85,12 @@ struct Engine::Impl {
   std::uint64_t overflow_logged_ns = 0;
   FrameStats stats;      // the frame in progress (between frames: the last one)
   FrameStats completed;  // the last frame that finished: what last_frame() shows
-  std::vector<WorkerClock> worker_clocks;
+  // The job system's counters when the frame (busy) or the group run (tags) began: the frame's
+  // and each stage's share is the difference.
+  std::vector<std::uint64_t> busy_before;
+  std::vector<jobs::TagStats> tags_before;
+  jobs::JobGraph graph;  // the last recorded frame (EngineConfig::record_job_graph)
+  bool graph_valid = false;
   std::vector<Decision> decisions;
   std::size_t decisions_used = 0;
   std::vector<std::uint64_t> decided_frame;

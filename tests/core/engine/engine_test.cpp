@@ -249,6 +249,95 @@ TEST(Engine, StageTimingsOfTheLastFrameAreFilledIn) {
   EXPECT_EQ(engine.last_decisions().size(), 1u);
 }
 
+// Spins for about `ns`; returns how long it really ran.
+std::uint64_t spin_ns(std::uint64_t ns) {
+  const std::uint64_t start = monotonic_ns();
+  std::uint64_t t = start;
+  while (t - start < ns) t = monotonic_ns();
+  return t - start;
+}
+
+// The frame's busy time is every job's own time: a stage's chunks, the jobs they start on the
+// job system directly (a renderer's batches, a sort's passes) and jobs nested in those, each
+// counted once, on whichever worker ran it. The regression: only the stage's own chunks counted,
+// so a worker that ran only nested batches looked idle. Checked two ways: against the leaves'
+// own clocks (nothing missing), and against the recorded job graph, whose per-job times are
+// rebuilt from timestamped events independently of the job system's counters (nothing twice:
+// a job's own time excludes the jobs it ran nested and its waits).
+TEST(Engine, WorkerBusyTimeSumsToTheFrameJobTimesNestedJobsIncluded) {
+  for (jobs::Mode mode : available_modes()) {
+    EngineConfig config = config_for(mode, 2);
+    config.record_job_graph = true;
+    Engine engine(config);
+    std::atomic<std::uint64_t> leaves{0};
+    struct A {};
+    const StageId stage = engine.add_stage(
+        {.name = "nested", .access = Access{}.write<A>(), .run = [&](StageContext& ctx) {
+           ctx.parallel_for(4, [&](std::uint32_t b, std::uint32_t e) {
+             for (std::uint32_t i = b; i < e; ++i) {
+               // Untagged, straight on the job system, nested twice.
+               ctx.jobs().parallel_for(0, 4, 1, [&](std::size_t) {
+                 jobs::Counter inner;
+                 ctx.jobs().run(inner, {"leaf"}, [&] { leaves.fetch_add(spin_ns(100'000)); });
+                 ctx.jobs().wait(inner);
+               });
+             }
+           });
+         }});
+    for (int frame = 0; frame < 4; ++frame) {
+      leaves.store(0);
+      engine.step();
+      const FrameStats& stats = engine.last_frame();
+      const jobs::JobGraph* graph = engine.last_job_graph();
+      ASSERT_NE(graph, nullptr);
+      std::uint64_t busy = 0;
+      for (std::uint64_t b : stats.worker_busy_ns) busy += b;
+      EXPECT_EQ(busy, stats.work_ns);
+      const double work = static_cast<double>(leaves.load());
+      EXPECT_GT(static_cast<double>(busy), work * 0.98) << jobs::to_string(mode);
+      // The graph's work is the jobs' plus the frame thread's own code outside jobs.
+      const double recorded = static_cast<double>(graph->work_ns - stats.serial_ns);
+      EXPECT_NEAR(static_cast<double>(busy), recorded, recorded * 0.005 + 2'000)
+          << jobs::to_string(mode) << " frame " << frame;
+      // The nested jobs inherit the stage's tag: its CPU time is the same work.
+      EXPECT_GT(static_cast<double>(stats.stages[stage].cpu_ns), work * 0.98);
+      EXPECT_LE(stats.stages[stage].cpu_ns, busy + 1'000);  // each converted to ns on its own
+      EXPECT_GT(stats.cpu_ns, 0u);
+    }
+  }
+}
+
+// With record_job_graph the frame carries its span, and the graph is there to replay.
+TEST(Engine, RecordedFramesCarryTheirSpanAndGraph) {
+  for (jobs::Mode mode : available_modes()) {
+    EngineConfig config = config_for(mode, 2);
+    config.record_job_graph = true;
+    Engine engine(config);
+    struct A {};
+    struct B {};
+    engine.add_stage({.name = "a", .access = Access{}.write<A>(), .run = [](StageContext& ctx) {
+                        ctx.parallel_for(8, [](std::uint32_t b, std::uint32_t e) {
+                          for (std::uint32_t i = b; i < e; ++i) spin_ns(50'000);
+                        });
+                      }});
+    engine.add_stage({.name = "b", .access = Access{}.write<B>(), .run = [](StageContext&) {
+                        spin_ns(300'000);
+                      }});
+    EXPECT_EQ(engine.last_job_graph(), nullptr);
+    for (int frame = 0; frame < 3; ++frame) engine.step();
+    const FrameStats& stats = engine.last_frame();
+    const jobs::JobGraph* graph = engine.last_job_graph();
+    ASSERT_NE(graph, nullptr) << jobs::to_string(mode);
+    EXPECT_TRUE(graph->complete);
+    EXPECT_GE(stats.jobs, 2u);
+    EXPECT_EQ(stats.span_ns, graph->span_ns);
+    // Stage b alone is the longest chain; a and b together are the work.
+    EXPECT_GE(stats.span_ns, 300'000u) << jobs::to_string(mode);
+    EXPECT_GE(graph->work_ns, 700'000u);
+    EXPECT_LE(stats.span_ns, graph->work_ns);
+  }
+}
+
 // A stage or hook that reads last_frame() during a frame (the frame overlay does) sees the frame
 // before, whole: not this frame's timings, which are zero for every stage that has not run yet.
 TEST(Engine, LastFrameReadDuringAFrameIsTheFrameBeforeIt) {

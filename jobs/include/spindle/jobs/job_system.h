@@ -79,7 +79,8 @@ inline constexpr std::uint32_t kExternalThread = ~0u;  // current_worker() off t
 struct JobDesc {
   // Shown by the profiler and in error messages; must outlive the job (a string literal).
   const char* name = "job";
-  // Stage tag (< kMaxTags): per-tag job counts and times feed the dynamic allocator.
+  // Stage tag (< kMaxTags): per-tag job counts and times feed the dynamic allocator. 0: the tag
+  // of the job that submits it (0 outside jobs), so work a stage's jobs start is booked to it.
   std::uint16_t tag = 0;
   Priority priority = Priority::Normal;
 };
@@ -150,6 +151,7 @@ struct Stats {
 
 namespace spindle::jobs {
 
+struct JobGraph;
 namespace detail {
 class Scheduler;
 struct RangeSpawner;
@@ -231,6 +233,13 @@ class JobSystem {
                     desc, std::forward<F>(fn));
   }
 
+  // Runs `fn` on the calling thread now, as a job of its own (any size of callable): timed and
+  // booked under desc.tag like a queued job, seen by the hooks and by a recording; an exception
+  // it throws is rethrown here. For serial work that should count as job time (a frame graph
+  // running a stage inline).
+  template <class F>
+  void run_here(const JobDesc& desc, F&& fn);
+
   // Runs jobs until `counter` is done, then rethrows the first exception of its jobs, if any.
   void wait(Counter& counter);
   // Runs jobs until every counter is done; then rethrows the first exception found, in the
@@ -285,6 +294,14 @@ class JobSystem {
   // Participant index of the calling thread, or kExternalThread.
   std::uint32_t current_worker() const;
 
+  // Job-graph recording (job_graph.h): between frames, with nothing in flight. While recording,
+  // every job, wait and parallel_for is logged per thread; end_recording() turns the log into
+  // `out` (false when no recording was running). The first recordings allocate their buffers,
+  // later ones reuse them.
+  void begin_recording();
+  bool end_recording(JobGraph& out);
+  bool recording() const;
+
   WorkerStats worker_stats(std::uint32_t worker) const;
   TagStats tag_stats(std::uint16_t tag) const;
   Stats stats() const;
@@ -304,6 +321,7 @@ class JobSystem {
   detail::Job* acquire_job();
   void submit(detail::Job* job, std::span<Counter* const> dependencies);
   void run_inline(detail::Job* job, std::span<Counter* const> dependencies);
+  void run_now(detail::Job* job, Counter& counter);
   void note_heap_continuation(const JobDesc& desc);
   static bool any_pending(std::span<Counter* const> dependencies) {
     for (const Counter* c : dependencies) {
@@ -341,26 +359,27 @@ void JobSystem::submit_callable(Counter* counter, std::span<Counter* const> depe
     note_heap_continuation(desc);
   }
   if (job != nullptr) {
-    job->invoke = &detail::Job::invoke_capture<Fn>;
-    job->counter = counter;
-    job->desc = desc;
-    ::new (static_cast<void*>(job->capture())) Fn(std::forward<F>(fn));
+    job->prepare<Fn>(counter, desc, std::forward<F>(fn));
     if (counter != nullptr) counter->state_.add(1);
     submit(job, dependencies);
     return;
   }
   // No free slot: a stack slot with the same layout, run right here by the same code path.
-  struct alignas(64) Inline {
-    detail::Job header;
-    alignas(Fn) std::byte storage[sizeof(Fn)];
-  } slot;
-  static_assert(offsetof(Inline, storage) == sizeof(detail::Job));
-  slot.header.invoke = &detail::Job::invoke_capture<Fn>;
-  slot.header.counter = counter;
-  slot.header.desc = desc;
-  ::new (static_cast<void*>(slot.header.capture())) Fn(std::forward<F>(fn));
+  detail::StackJob<Fn> slot;
+  slot.header.template prepare<Fn>(counter, desc, std::forward<F>(fn));
   if (counter != nullptr) counter->state_.add(1);
   run_inline(&slot.header, dependencies);
+}
+
+template <class F>
+void JobSystem::run_here(const JobDesc& desc, F&& fn) {
+  using Fn = std::decay_t<F>;
+  static_assert(std::is_invocable_v<Fn&>, "a job is invoked as fn()");
+  detail::StackJob<Fn> slot;
+  Counter counter;
+  slot.header.template prepare<Fn>(&counter, desc, std::forward<F>(fn));
+  counter.state_.add(1);
+  run_now(&slot.header, counter);
 }
 
 template <class F>

@@ -99,6 +99,8 @@ struct Run {
   std::vector<Reference> references;
   std::uint64_t seed = 0;
   std::uint32_t frames = 0, warmup = 0, repeats = 0;
+  // Load from other programs beside the measured frames ("none", "2:steady", "1:bursty").
+  std::string background = "none";
   // Scene parameters of this run ("crowd.joints" -> 50), shown with the settings.
   std::vector<std::pair<std::string, std::int64_t>> parameters;
   std::vector<Series> series;

@@ -27,6 +27,9 @@ inline constexpr std::int64_t kNsPerSecond = 1'000'000'000;
 
 // Nanoseconds of the steady (monotonic) clock, from an arbitrary origin.
 std::uint64_t monotonic_ns();
+// CPU time the whole process has used (every thread, spinning included), in nanoseconds; 0
+// where the platform cannot tell. A system call: about a microsecond, not for per-job use.
+std::uint64_t process_cpu_ns();
 
 inline constexpr double ns_to_seconds(std::int64_t ns) {
   return static_cast<double>(ns) * 1e-9;

@@ -46,6 +46,7 @@
 #include <spindle/base/time.h>
 #include <spindle/ecs/world.h>
 #include <spindle/engine/phase.h>
+#include <spindle/jobs/job_graph.h>
 #include <spindle/jobs/job_system.h>
 
 namespace spindle::core {
@@ -116,20 +117,36 @@ struct Decision {
 
 struct StageTiming {
   std::uint64_t wall_ns = 0;  // from its first job's start to its last job's end
-  std::uint64_t cpu_ns = 0;   // summed job time
+  // Summed own time of its jobs: the stage's, its chunks', and every job they started without a
+  // tag of their own (nested ones included, each counted once).
+  std::uint64_t cpu_ns = 0;
   std::uint32_t jobs = 0;
   std::uint32_t runs = 0;  // times it ran this frame (simulation stages: once per step)
 };
 
 struct FrameStats {
-  std::uint64_t frame = 0;                    // frame number
-  std::uint64_t frame_ns = 0;                 // wall time of frame()/step()
-  std::uint32_t steps = 0;                    // simulation steps run
-  std::vector<StageTiming> stages;            // by StageId
-  std::vector<std::uint64_t> worker_busy_ns;  // by participant: time inside stage work
-  // Time of the threads that run jobs in this mode not spent in stage work: threads x frame
-  // time - busy.
+  std::uint64_t frame = 0;          // frame number
+  std::uint64_t frame_ns = 0;       // wall time of frame()/step()
+  std::uint32_t steps = 0;          // simulation steps run
+  std::vector<StageTiming> stages;  // by StageId
+  // By participant: the own time of every job it ran this frame (nested jobs and stage code run
+  // inline included, each counted once; waiting is not busy).
+  std::vector<std::uint64_t> worker_busy_ns;
+  // The frame's work: worker_busy_ns summed (what one thread would have to do alone).
+  std::uint64_t work_ns = 0;
+  // Time of the threads that run jobs in this mode not spent in jobs: threads x frame time - work.
   std::uint64_t idle_ns = 0;
+  // CPU time the process used during the frame, every thread (spinning and waking included).
+  std::uint64_t cpu_ns = 0;
+  // With EngineConfig::record_job_graph (0 otherwise): the frame thread's own time outside jobs
+  // (the engine's bookkeeping between groups: serial work that is in no job), the longest chain of
+  // dependent work, the same with every hand-off between threads paid, and the measured hand-off
+  // (jobs/job_graph.h). The frame's whole work is work_ns + serial_ns.
+  std::uint64_t serial_ns = 0;
+  std::uint64_t span_ns = 0;
+  std::uint64_t span_handoff_ns = 0;
+  std::uint64_t handoff_ns = 0;
+  std::uint32_t jobs = 0;  // jobs recorded (record_job_graph only)
   // Jobs that ran inline on their submitter this frame because no job slot was free (a parallel
   // stage quietly running serially): raise jobs::Config::jobs_per_worker. Logged as a warning.
   std::uint64_t job_overflows = 0;
@@ -167,7 +184,6 @@ class StageContext {
     const StageContext* ctx;
     std::uint64_t origin;
   };
-  void chunk_done(std::uint64_t begin_ns) const;
   // Origin bits: stage ordinal + 1 (6) | segment (25) | chunk flag (1) | item index (32).
   static constexpr std::uint32_t kMaxSegments = 1u << 25;
   // Ordinal + 1: origin 0 stays for commands recorded outside any stage (between frames).
@@ -189,7 +205,6 @@ class StageContext {
   std::uint64_t tick_ = 0;
   float alpha_ = 1;
   mutable std::uint32_t calls_ = 0;  // parallel_for calls so far in this run
-  mutable std::uint64_t nested_ns_ = 0;
 };
 
 // A subsystem: adds its components, stages and resources to the engine.
@@ -215,6 +230,10 @@ struct EngineConfig {
   double min_chunk_us = 20;     // dynamic: smallest planned chunk
   double inline_below_us = 30;  // dynamic: a group estimated below this runs inline
   bool profile = false;         // install the profiler's job hooks (every job becomes a trace zone)
+  // Record every frame's job graph (jobs/job_graph.h): FrameStats gets the span, and
+  // last_job_graph() the graph to analyse or replay. A few ns per job while the frame runs and a
+  // conversion after it (outside frame_ns); the first frames allocate the buffers.
+  bool record_job_graph = false;
 };
 
 class Engine {
@@ -275,6 +294,8 @@ class Engine {
   std::uint64_t frame_number() const;
   // The last frame that finished: during a frame (from a stage or hook), the one before it.
   const FrameStats& last_frame() const;
+  // The job graph of the last frame (EngineConfig::record_job_graph), or null.
+  const jobs::JobGraph* last_job_graph() const;
   // The planner's decisions of the last frame (dynamic mode; empty otherwise).
   std::span<const Decision> last_decisions() const;
   // Cost estimate (ms) per stage that the allocator works from.
@@ -351,18 +372,15 @@ void StageContext::parallel_for(std::uint32_t n, const F& fn) {
   if (n == 0) return;
   const std::uint32_t chunks = split_ < n ? split_ : n;
   const std::size_t grain = (static_cast<std::size_t>(n) + chunks - 1) / chunks;
-  const std::uint64_t start = monotonic_ns();
   // Serial code between calls k-1 and k records under segment k with the chunk flag clear,
   // chunks of call k under segment k with the flag set: commands sort in program order, chunk
   // items in item order, whatever the split.
   const std::uint64_t base = serial_origin(call) | (std::uint64_t{1} << 32);
   auto body = [this, base, &fn](std::size_t b, std::size_t e) {
-    const std::uint64_t t0 = monotonic_ns();
     CommandBuffer& cmd = world_->commands().local(*jobs_);
     const detail::RecordingGuard guard(cmd, this);
     cmd.set_origin(base | b);
     fn(static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(e));
-    chunk_done(t0);
   };
   CommandBuffer& cmd = world_->commands().local(*jobs_);
   if (chunks <= 1) {
@@ -370,7 +388,6 @@ void StageContext::parallel_for(std::uint32_t n, const F& fn) {
   } else {
     jobs_->parallel_for_range(0, n, grain, body, jobs::JobDesc{name_, tag_, priority_});
   }
-  nested_ns_ += monotonic_ns() - start;
   cmd.set_origin(serial_origin(call + 1));
 }
 

@@ -32,8 +32,19 @@ struct alignas(64) Job {
   std::uint16_t epoch = 0;
   // A job with several dependencies: links still to release it (see kJobLink).
   std::atomic<std::uint32_t> joins{0};
+  // Its id in a job-graph recording (0: submitted while none was recording).
+  std::uint32_t record_id = 0;
 
   std::byte* capture() { return reinterpret_cast<std::byte*>(this) + sizeof(Job); }
+
+  // Constructs `fn` in the slot (capture() must have room) and fills the header.
+  template <class Fn, class F>
+  void prepare(Counter* counter_of_job, const JobDesc& job_desc, F&& fn) {
+    invoke = &invoke_capture<Fn>;
+    counter = counter_of_job;
+    desc = job_desc;
+    ::new (static_cast<void*>(capture())) Fn(static_cast<F&&>(fn));
+  }
 
   template <class Fn>
   static void invoke_capture(Job& job) {
@@ -51,6 +62,16 @@ inline constexpr std::uint32_t kJobHeap = 2u;    // emergency continuation: free
 // Not a job: stands in one dependency's continuation list for a job with several dependencies;
 // its capture holds that job's address. Releasing it counts down Job::joins.
 inline constexpr std::uint32_t kJobLink = 4u;
+
+static_assert(sizeof(Job) == 64, "a job header is one cache line; the capture follows it");
+
+// A job slot on the stack, for a job run at once on the calling thread: the same layout as a
+// pooled one, so the same code runs it.
+template <class Fn>
+struct alignas(64) StackJob {
+  Job header;
+  alignas(Fn) std::byte storage[sizeof(Fn)];
+};
 
 // A heap slot for a continuation that found no pool slot: it must wait for its dependency, and
 // waiting in its place could deadlock (a job that run_after()s its own counter).

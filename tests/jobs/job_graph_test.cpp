@@ -1,0 +1,388 @@
+// Job time accounting (every job counted once, nested ones included), job-graph recording, and
+// the simulator: exact answers on hand-built graphs, structure of recorded ones, and recorded
+// frames replayed against what was measured.
+#include "spindle/jobs/job_graph.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "modes.h"
+#include "spin.h"
+#include "spindle/jobs/job_system.h"
+
+namespace spindle::jobs {
+namespace {
+
+using Kind = JobGraph::Kind;
+using test::job_config;
+using test::now_ns;
+using test::spin;
+
+std::uint64_t total_busy(const JobSystem& js) {
+  std::uint64_t busy = 0;
+  for (std::uint32_t w = 0; w <= js.participant_count(); ++w) busy += js.worker_stats(w).busy_ns;
+  return busy;
+}
+
+class JobTimeModes : public ::testing::TestWithParam<Mode> {};
+
+// A job's time is its own: the jobs it ran nested and the time it waited are not in it, so the
+// participants' busy time sums to the leaves' time (the regression: a worker running a stage's
+// nested batches booked nothing, or an outer job booked its children again).
+TEST_P(JobTimeModes, BusyTimeCountsEveryJobOnceNestedOnesIncluded) {
+  SPINDLE_REQUIRE_MODE(GetParam());
+  JobSystem js(job_config(GetParam(), 3));
+  std::atomic<std::uint64_t> leaves{0};
+  js.reset_stats();
+  JobGraph g;
+  js.begin_recording();
+  Counter outer;
+  for (int stage = 0; stage < 2; ++stage) {
+    js.run(outer, {"stage", 5}, [&] {
+      // Nested parallel_for whose chunks themselves submit and wait.
+      js.parallel_for_range(0, 8, 1, [&](std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) {
+          Counter inner;
+          for (int k = 0; k < 2; ++k)
+            js.run(inner, {"leaf"}, [&] { leaves.fetch_add(spin(300'000)); });
+          js.wait(inner);
+        }
+      });
+    });
+  }
+  js.wait(outer);
+  ASSERT_TRUE(js.end_recording(g));
+  const double busy = static_cast<double>(total_busy(js));
+  const double work = static_cast<double>(leaves.load());
+  EXPECT_GT(busy, work * 0.98) << "a nested job's time is missing";
+  // The recording rebuilds each job's own time from its events: the same total, so nothing was
+  // booked twice (on a quiet machine both are the leaves' time; on a busy one, preemption inside
+  // a job is in both).
+  const double recorded = static_cast<double>(g.work_ns - g.serial_ns());
+  EXPECT_NEAR(busy, recorded, recorded * 0.005 + 2'000);
+  // Untagged jobs inherit their submitter's tag: all of it is booked to tag 5.
+  const double tagged = static_cast<double>(js.tag_stats(5).total_ns);
+  EXPECT_GT(tagged, work * 0.98);
+  EXPECT_LT(tagged, busy * 1.001);
+  // The two stages, the 32 leaves, and the parallel_for pieces between them.
+  EXPECT_GE(js.tag_stats(5).jobs, 2u + 32u + 2u);
+}
+
+TEST_P(JobTimeModes, RunHereIsAJobOfItsOwn) {
+  SPINDLE_REQUIRE_MODE(GetParam());
+  JobSystem js(job_config(GetParam(), 2));
+  js.reset_stats();
+  std::uint64_t measured = 0;
+  js.run_here({"inline", 7}, [&] { measured = spin(500'000); });
+  EXPECT_EQ(js.tag_stats(7).jobs, 1u);
+  EXPECT_GT(static_cast<double>(js.tag_stats(7).total_ns), measured * 0.98);
+  EXPECT_LT(static_cast<double>(js.tag_stats(7).total_ns), measured * 1.05);
+  EXPECT_THROW(js.run_here({"throws"}, [] { throw std::runtime_error("x"); }), std::runtime_error);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, JobTimeModes, ::testing::ValuesIn(test::available_modes()),
+                         test::mode_name);
+
+// --- recording --------------------------------------------------------------------------------
+
+std::vector<Kind> kinds(const JobGraph& g, std::uint32_t node) {
+  std::vector<Kind> out;
+  const JobGraph::Node& n = g.nodes[node];
+  for (std::uint32_t i = n.first_item; i < n.first_item + n.items; ++i) {
+    // Adjacent own time is merged, zero-length pieces may appear: compare the shape only.
+    if (g.items[i].kind == Kind::Compute && !out.empty() && out.back() == Kind::Compute) continue;
+    out.push_back(g.items[i].kind);
+  }
+  out.erase(std::remove(out.begin(), out.end(), Kind::Compute), out.end());
+  return out;
+}
+
+std::vector<std::uint32_t> wait_deps(const JobGraph& g, const JobGraph::Item& wait) {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t d = wait.ref; d < wait.ref + wait.count; ++d)
+    out.push_back(g.deps[d].index | (g.deps[d].range ? 0x80000000u : 0u));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const JobGraph::Item* first_item(const JobGraph& g, std::uint32_t node, Kind kind) {
+  const JobGraph::Node& n = g.nodes[node];
+  for (std::uint32_t i = n.first_item; i < n.first_item + n.items; ++i)
+    if (g.items[i].kind == kind) return &g.items[i];
+  return nullptr;
+}
+
+class RecordModes : public ::testing::TestWithParam<Mode> {};
+
+TEST_P(RecordModes, SpawnsAndAWaitBecomeTheGraph) {
+  SPINDLE_REQUIRE_MODE(GetParam());
+  JobSystem js(job_config(GetParam(), 2));
+  JobGraph g;
+  js.begin_recording();
+  Counter c;
+  js.run(c, {"a"}, [] { spin(200'000); });
+  js.run(c, {"b"}, [] { spin(400'000); });
+  js.wait(c);
+  ASSERT_TRUE(js.end_recording(g));
+  EXPECT_TRUE(g.complete);
+  EXPECT_EQ(g.jobs, 2u);
+  ASSERT_EQ(g.nodes.size(), 3u);
+  const Kind spawn = GetParam() == Mode::Single ? Kind::Call : Kind::Spawn;
+  EXPECT_EQ(kinds(g, 0), (std::vector<Kind>{spawn, spawn, Kind::Wait}));
+  const JobGraph::Item* wait = first_item(g, 0, Kind::Wait);
+  ASSERT_NE(wait, nullptr);
+  EXPECT_EQ(wait_deps(g, *wait), (std::vector<std::uint32_t>{1, 2}));
+  EXPECT_GE(g.work_ns, 600'000u);
+  EXPECT_LT(g.work_ns, 2 * g.wall_ns);
+  // The longest chain is b (plus the root's own bits), whatever ran where.
+  EXPECT_GE(g.span_ns, 400'000u);
+  EXPECT_LT(g.span_ns, g.work_ns) << "a and b run side by side with unbounded workers";
+  EXPECT_EQ(g.bound_ns(1), std::max(g.work_ns, g.span_handoff_ns));
+  EXPECT_FALSE(js.end_recording(g)) << "nothing is being recorded any more";
+}
+
+TEST_P(RecordModes, RunAfterWaitsForItsDependencyAndAReusedCounterKeepsItsGenerations) {
+  SPINDLE_REQUIRE_MODE(GetParam());
+  JobSystem js(job_config(GetParam(), 2));
+  JobGraph g;
+  js.begin_recording();
+  for (int round = 0; round < 2; ++round) {
+    Counter first, second;  // the same stack addresses both rounds
+    // `first` is still pending when `second` is attached (Single mode runs it at once).
+    std::atomic<bool> go{GetParam() == Mode::Single};
+    js.run(first, {"first"}, [&go] {
+      while (!go.load()) {
+      }
+      spin(100'000);
+    });
+    js.run_after(first, second, {"second"}, [] { spin(100'000); });
+    go.store(true);
+    js.wait(second);
+  }
+  ASSERT_TRUE(js.end_recording(g));
+  ASSERT_EQ(g.jobs, 4u);
+  // Each round's "second" depends on that round's "first" only.
+  std::uint32_t with_deps = 0;
+  for (std::uint32_t n = 1; n < g.nodes.size(); ++n) {
+    if (g.nodes[n].deps == 0) continue;
+    ++with_deps;
+    ASSERT_EQ(g.nodes[n].deps, 1u);
+    const std::uint32_t dep = g.deps[g.nodes[n].first_dep].index;
+    EXPECT_EQ(dep + 1, n) << "round's continuation depends on its own first job";
+  }
+  // A continuation whose dependency is done already (Single mode runs `first` at once) waits for
+  // nothing.
+  if (GetParam() != Mode::Single) {
+    EXPECT_EQ(with_deps, 2u);
+  }
+  // Each wait resolved to its own round's continuation.
+  std::vector<std::vector<std::uint32_t>> waits;
+  const JobGraph::Node& root = g.nodes[0];
+  for (std::uint32_t i = root.first_item; i < root.first_item + root.items; ++i)
+    if (g.items[i].kind == Kind::Wait) waits.push_back(wait_deps(g, g.items[i]));
+  ASSERT_EQ(waits.size(), 2u);
+  EXPECT_EQ(waits[0], std::vector<std::uint32_t>{2});
+  EXPECT_EQ(waits[1], std::vector<std::uint32_t>{4});
+}
+
+TEST_P(RecordModes, AParallelForOfPureComputeIsARangeThatMayBeCutAgain) {
+  SPINDLE_REQUIRE_MODE(GetParam());
+  JobSystem js(job_config(GetParam(), 2));
+  JobGraph g;
+  js.begin_recording();
+  js.parallel_for_range(0, 1000, 125, [](std::size_t b, std::size_t e) { spin((e - b) * 200); });
+  ASSERT_TRUE(js.end_recording(g));
+  ASSERT_EQ(g.ranges.size(), 1u);
+  const JobGraph::Range& r = g.ranges[0];
+  EXPECT_EQ(r.begin, 0u);
+  EXPECT_EQ(r.end, 1000u);
+  EXPECT_TRUE(r.resplittable);
+  EXPECT_EQ(r.pieces, r.jobs);
+  // The pieces tile the range.
+  std::uint64_t covered = 0;
+  for (std::uint32_t p = r.first_piece; p < r.first_piece + r.pieces; ++p) {
+    EXPECT_EQ(g.pieces[p].begin, covered);
+    covered = g.pieces[p].end;
+  }
+  EXPECT_EQ(covered, 1000u);
+  EXPECT_EQ(kinds(g, 0), (std::vector<Kind>{Kind::SpawnRange, Kind::Wait}));
+  const JobGraph::Item* wait = first_item(g, 0, Kind::Wait);
+  ASSERT_NE(wait, nullptr);
+  EXPECT_EQ(wait_deps(g, *wait), std::vector<std::uint32_t>{0x80000000u});
+}
+
+TEST_P(RecordModes, ARangeWhosePiecesWaitIsReplayedAsItRan) {
+  SPINDLE_REQUIRE_MODE(GetParam());
+  JobSystem js(job_config(GetParam(), 2));
+  JobGraph g;
+  js.begin_recording();
+  js.parallel_for_range(0, 4, 1, [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i)
+      js.parallel_for_range(0, 4, 1, [](std::size_t, std::size_t) { spin(20'000); });
+  });
+  ASSERT_TRUE(js.end_recording(g));
+  ASSERT_EQ(g.ranges.size(), 5u);
+  std::uint32_t cut = 0;
+  for (const JobGraph::Range& r : g.ranges) cut += r.resplittable ? 1 : 0;
+  EXPECT_EQ(cut, 4u) << "the inner ranges compute only; the outer one's pieces wait";
+}
+
+TEST_P(RecordModes, AFullBufferMarksTheGraphIncompleteAndTheNextRecordingFits) {
+  SPINDLE_REQUIRE_MODE(GetParam());
+  JobSystem js(job_config(GetParam(), 2));
+  JobGraph g;
+  bool complete = false;
+  for (int attempt = 0; attempt < 8 && !complete; ++attempt) {
+    js.begin_recording();
+    Counter c;
+    for (int i = 0; i < 40'000; ++i) js.run(c, {"tiny"}, [] {});
+    js.wait(c);
+    ASSERT_TRUE(js.end_recording(g));
+    if (attempt == 0) {
+      EXPECT_FALSE(g.complete) << "40,000 jobs fit the first buffers?";
+    }
+    complete = g.complete;
+  }
+  EXPECT_TRUE(complete);
+  EXPECT_EQ(g.jobs, 40'000u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, RecordModes, ::testing::ValuesIn(test::available_modes()),
+                         test::mode_name);
+
+// --- the simulator, on graphs built by hand ---------------------------------------------------
+
+// Node 0 spawns `costs.size()` jobs (each computing its cost) and waits for all of them.
+JobGraph fork_join(const std::vector<std::uint64_t>& costs, std::uint32_t recorded_workers = 1) {
+  JobGraph g;
+  g.workers = recorded_workers;
+  g.nodes.resize(1 + costs.size());
+  for (std::uint32_t i = 0; i < costs.size(); ++i) g.items.push_back({Kind::Spawn, i + 1, 0, 0});
+  g.items.push_back({Kind::Wait, 0, static_cast<std::uint32_t>(costs.size()), 0});
+  g.nodes[0].items = static_cast<std::uint32_t>(g.items.size());
+  for (std::uint32_t i = 0; i < costs.size(); ++i) {
+    g.deps.push_back({false, i + 1});
+    g.nodes[i + 1].first_item = static_cast<std::uint32_t>(g.items.size());
+    g.nodes[i + 1].items = 1;
+    g.items.push_back({Kind::Compute, 0, 0, costs[i]});
+    g.work_ns += costs[i];
+  }
+  return g;
+}
+
+std::uint64_t sim(const JobGraph& g, SimPolicy policy, std::uint32_t workers,
+                  std::uint64_t handoff = 0, bool resplit = true, double min_chunk = 0) {
+  SimConfig c;
+  c.policy = policy;
+  c.workers = workers;
+  c.handoff_ns = handoff;
+  c.resplit = resplit;
+  c.min_chunk_ns = min_chunk;
+  return simulate(g, c).frame_ns;
+}
+
+TEST(Simulator, ForkJoinOnOneTwoAndFourWorkers) {
+  const JobGraph g = fork_join({10, 10, 10, 10});
+  EXPECT_EQ(sim(g, SimPolicy::Serial, 1), 40u);
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 1), 40u);
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 2), 20u);
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 4), 10u);
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 8), 10u);
+  // Each thief starts one hand-off after the push; the spawner runs the newest itself.
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 4, 3), 13u);
+  // Static deals round-robin from participant 0: two each, no stealing.
+  EXPECT_EQ(sim(g, SimPolicy::Static, 2), 20u);
+  EXPECT_EQ(sim(g, SimPolicy::Static, 4), 10u);
+  // Unbounded workers: the span.
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 0), 10u);
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 0, 5), 15u);
+}
+
+TEST(Simulator, StaticCannotStealWhatWasDealtToABusyWorker) {
+  // Two long jobs dealt to worker 1... then to 0: with 2 workers jobs alternate 0,1,0,1.
+  const JobGraph g = fork_join({30, 10, 30, 10});
+  EXPECT_EQ(sim(g, SimPolicy::Static, 2), 60u) << "worker 0 got both 30s";
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 2), 40u) << "stealing balances it";
+}
+
+TEST(Simulator, RunAfterChainIsTheSpan) {
+  // Node 0 spawns a (10) and b (20, after a) and waits for b.
+  JobGraph g;
+  g.nodes.resize(3);
+  g.items = {{Kind::Spawn, 1, 0, 0},
+             {Kind::Spawn, 2, 0, 0},
+             {Kind::Wait, 1, 1, 0},
+             {Kind::Compute, 0, 0, 10},
+             {Kind::Compute, 0, 0, 20}};
+  g.deps = {{false, 1}, {false, 2}};
+  g.nodes[0].items = 3;
+  g.nodes[1].first_item = 3;
+  g.nodes[1].items = 1;
+  g.nodes[2].first_item = 4;
+  g.nodes[2].items = 1;
+  g.nodes[2].first_dep = 0;
+  g.nodes[2].deps = 1;
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 4), 30u);
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 0), 30u);
+  EXPECT_EQ(sim(g, SimPolicy::Serial, 1), 30u);
+}
+
+TEST(Simulator, RangesAreCutAgainForMoreWorkers) {
+  // A range of 4 pieces of 10,000 ns over 400 items, recorded on 2 workers.
+  JobGraph g;
+  g.workers = 2;
+  g.nodes.resize(1);
+  g.items = {{Kind::SpawnRange, 0, 0, 0}, {Kind::Wait, 0, 1, 0}};
+  g.nodes[0].items = 2;
+  g.deps = {{true, 0}};
+  JobGraph::Range r;
+  r.begin = 0;
+  r.end = 400;
+  r.pieces = 4;
+  r.jobs = 4;
+  r.ns = 40'000;
+  r.resplittable = true;
+  g.ranges = {r};
+  g.pieces = {{0, 100, 10'000}, {100, 200, 10'000}, {200, 300, 10'000}, {300, 400, 10'000}};
+  g.work_ns = 40'000;
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 2), 20'000u);
+  // 4 workers: 8 pieces of 5,000 ns.
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 4), 10'000u);
+  EXPECT_EQ(sim(g, SimPolicy::Static, 4), 10'000u);
+  // No piece planned below 20 us: 2 pieces of 20,000 would be finer than recorded, so it keeps
+  // the recorded 4 and 4 workers take one each.
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 4, 0, true, 20'000), 10'000u);
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 8, 0, true, 20'000), 10'000u);
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 8), 5'000u);
+  EXPECT_EQ(sim(g, SimPolicy::Serial, 8), 40'000u);
+  // Uneven pieces: the time follows the items.
+  g.pieces = {{0, 100, 30'000}, {100, 200, 4'000}, {200, 300, 3'000}, {300, 400, 3'000}};
+  EXPECT_EQ(sim(g, SimPolicy::Static, 2), 33'000u);
+}
+
+TEST(Simulator, IsDeterministicAndConservesWork) {
+  std::vector<std::uint64_t> costs;
+  for (int i = 0; i < 200; ++i) costs.push_back(1000 + (i * 7919) % 5000);
+  const JobGraph g = fork_join(costs, 2);
+  for (SimPolicy p : {SimPolicy::Static, SimPolicy::Dynamic}) {
+    for (std::uint32_t w : {1u, 2u, 3u, 16u, 64u}) {
+      SimConfig c;
+      c.policy = p;
+      c.workers = w;
+      c.handoff_ns = 300;
+      const SimResult a = simulate(g, c);
+      const SimResult b = simulate(g, c);
+      EXPECT_EQ(a.frame_ns, b.frame_ns);
+      EXPECT_EQ(a.busy_ns, g.work_ns);
+      EXPECT_GE(a.frame_ns, g.work_ns / w);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace spindle::jobs
