@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <ostream>
+#include <span>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -25,6 +26,7 @@
 #include <spindle/base/log.h>
 #include <spindle/base/profiler.h>
 #include <spindle/engine/engine.h>
+#include <spindle/jobs/job_graph.h>
 #include <spindle/render/renderer.h>
 #include <spindle/report/report.h>
 
@@ -64,6 +66,7 @@ struct Options {
   std::uint32_t height = 360;
   std::string screenshot_dir;  // --screenshot: one PNG per scene and count
   BackgroundSpec background;   // --background: busy threads beside the measured frames
+  bool graph = true;           // record each measured frame's job graph (--no-graph: off)
   // Scene parameters given on the command line (--joints 80), by name.
   std::map<std::string, std::int64_t> params;
   bool objects_given = false;
@@ -220,6 +223,7 @@ core::EngineConfig engine_config(const SceneDef& scene, const Options& o, jobs::
   c.pin_workers = o.pin;
   c.entity_capacity = scene.capacity ? scene.capacity(objects) : objects + 1024;
   c.profile = profile;
+  c.record_job_graph = o.graph && !profile;
   return c;
 }
 
@@ -234,6 +238,14 @@ void record_frame(core::Engine& engine, report::Frame& f) {
     f.stages[i].jobs = s.stages[i].jobs;
   }
   f.job_overflows = s.job_overflows;
+  f.cpu_ms = static_cast<double>(s.cpu_ns) * 1e-6;
+  if (s.span_ns > 0) {
+    f.work_ms = static_cast<double>(s.work_ns + s.serial_ns) * 1e-6;
+    f.span_ms = static_cast<double>(s.span_ns) * 1e-6;
+    f.span_handoff_ms = static_cast<double>(s.span_handoff_ns) * 1e-6;
+    f.handoff_us = static_cast<double>(s.handoff_ns) * 1e-3;
+    f.jobs = s.jobs;
+  }
   f.worker_busy_ms.resize(s.worker_busy_ns.size());
   for (std::size_t w = 0; w < s.worker_busy_ns.size(); ++w)
     f.worker_busy_ms[w] = static_cast<double>(s.worker_busy_ns[w]) * 1e-6;
@@ -242,6 +254,38 @@ void record_frame(core::Engine& engine, report::Frame& f) {
   for (std::size_t k = 0; k < decisions.size(); ++k) {
     const core::Decision& d = decisions[k];
     f.decisions[k] = report::Decision{d.stage, d.workers, d.split, d.order, d.predicted_ms};
+  }
+}
+
+// The worker counts every series is replayed on (and its own).
+constexpr std::uint32_t kPredictedWorkers[] = {1, 2, 4, 8, 16, 32, 64};
+// Recorded frames replayed per series, spread over its measured frames.
+constexpr std::uint32_t kReplayedFrames = 7;
+
+// Replays of one recorded frame on each worker count, by the index of the counts.
+struct Replays {
+  std::vector<std::vector<double>> with, free, bound;  // ms
+  explicit Replays(std::size_t counts) : with(counts), free(counts), bound(counts) {}
+};
+
+// Replays `graph` under its mode's policy on each count: with the measured hand-off, with free
+// hand-offs, and the bound (max(work / count, span of the frame cut for count)).
+void replay(const jobs::JobGraph& graph, std::span<const std::uint32_t> counts, Replays& out) {
+  jobs::SimConfig sim;
+  sim.policy = jobs::sim_policy(graph.mode);
+  const double work = static_cast<double>(graph.work_ns);
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    sim.workers = counts[i];
+    sim.cut_workers = 0;
+    sim.handoff_ns = graph.handoff_ns;
+    out.with[i].push_back(static_cast<double>(jobs::simulate(graph, sim).frame_ns) * 1e-6);
+    sim.handoff_ns = 0;
+    out.free[i].push_back(static_cast<double>(jobs::simulate(graph, sim).frame_ns) * 1e-6);
+    sim.workers = 0;  // unbounded: the span
+    sim.cut_workers = counts[i];
+    sim.handoff_ns = graph.handoff_ns;
+    const double span = static_cast<double>(jobs::simulate(graph, sim).frame_ns);
+    out.bound[i].push_back(std::max(work / counts[i], span) * 1e-6);
   }
 }
 
@@ -281,11 +325,33 @@ report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mo
   for (std::uint32_t i = 0; i < engine.stage_count(); ++i)
     r.stage_names.emplace_back(engine.stage_name(static_cast<core::StageId>(i)));
   r.frames.resize(o.frames);
+  std::vector<std::uint32_t> counts(std::begin(kPredictedWorkers), std::end(kPredictedWorkers));
+  if (std::find(counts.begin(), counts.end(), r.workers) == counts.end())
+    counts.push_back(r.workers);
+  Replays replays(counts.size());
+  // An odd stride, so frames that alternate in cost (a mix every other frame) are sampled in
+  // both phases.
+  const std::uint32_t every = std::max<std::uint32_t>(1, o.frames / kReplayedFrames) | 1u;
+  std::vector<jobs::JobGraph> kept;  // replayed after the series: nothing runs between frames
   for (std::uint32_t i = 0; i < o.frames; ++i) {
     engine.step();
     record_frame(engine, r.frames[i]);
+    const jobs::JobGraph* graph = engine.last_job_graph();
+    if (graph != nullptr && graph->complete && i % every == every / 2) {
+      kept.push_back(*graph);
+      r.replayed.push_back(i);
+    }
   }
   background.pause();
+  for (const jobs::JobGraph& graph : kept) replay(graph, counts, replays);
+  for (std::size_t k = 0; k < counts.size() && !kept.empty(); ++k)
+    r.predictions.push_back({counts[k], report::quantile(replays.with[k], 0.5),
+                             report::quantile(replays.free[k], 0.5),
+                             report::quantile(replays.bound[k], 0.5)});
+  std::sort(r.predictions.begin(), r.predictions.end(),
+            [](const report::Prediction& a, const report::Prediction& b) {
+              return a.workers < b.workers;
+            });
   r.world_hash = engine.world().state_hash();
   // The mixed audio joins the world's hash: the determinism check covers every sample too.
   if (const SceneAudio* a = engine.world().resource<SceneAudio>())
@@ -450,6 +516,9 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   add_integer(app, "--trace-frames", o.trace_frames, 0u, 1000u,
               "frames in trace.json (0: no trace)");
   app.add_flag("!--no-pin", o.pin, "do not pin worker threads to cores");
+  app.add_flag("!--no-graph", o.graph,
+               "do not record the measured frames' job graphs (no span, bound or predicted "
+               "scaling in the report; recording costs a few ns per job)");
   std::string background_text = "none";
   app.add_option("--background", background_text,
                  "N busy threads in another process beside each series' warm-up and measured "

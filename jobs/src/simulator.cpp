@@ -105,10 +105,11 @@ class Simulation {
         continue;
       }
       std::uint64_t k = range.pieces;
+      const std::uint32_t cut_for = c_.cut_workers != 0 ? c_.cut_workers : c_.workers;
       if (serial_) {
         k = 1;
-      } else if (!unbounded_) {
-        const double scaled = std::round(static_cast<double>(range.pieces) * c_.workers /
+      } else if (cut_for != 0) {
+        const double scaled = std::round(static_cast<double>(range.pieces) * cut_for /
                                          std::max<std::uint32_t>(g_.workers, 1));
         k = static_cast<std::uint64_t>(std::max(1.0, scaled));
         if (k > range.pieces) {

@@ -80,8 +80,22 @@ sr::Run synthetic_run(const std::string& scene) {
             f.worker_busy_ms.push_back(f.frame_ms * 0.8);
           if (s.mode == "dynamic")
             f.decisions = {{0, 2, static_cast<std::uint32_t>(8 + i), 0, 1.0}, {1, 1, 4, 1, 0.5}};
+          // The recorded graph's numbers: dynamic does 1.6x single's work, spread over two.
+          f.work_ms = f.frame_ms * (s.mode == "dynamic" ? 1.6 : 1.0);
+          f.span_ms = f.frame_ms * (s.mode == "dynamic" ? 0.3 : 1.0);
+          f.span_handoff_ms = f.span_ms * 1.01;
+          f.handoff_us = 2;
+          f.jobs = 10;
+          f.cpu_ms = f.frame_ms * s.workers * 0.9;
           s.frames.push_back(std::move(f));
         }
+        const double scale = count / 100.0;
+        if (s.mode == "dynamic")
+          s.predictions = {
+              {1, 30 * scale, 29 * scale}, {2, 15 * scale, 14 * scale}, {4, 8 * scale, 7 * scale}};
+        else
+          s.predictions = {{1, 14 * scale, 14 * scale}, {2, 14 * scale, 14 * scale}};
+        s.replayed = {1, 3};
         run.series.push_back(std::move(s));
       }
   return run;
@@ -120,11 +134,22 @@ TEST(ReportWrite, WritesAllFilesWithExpectedContent) {
   EXPECT_EQ(csv[0],
             "scene,mode,workers,objects,frames,median_ms,p95_ms,p99_ms,mean_ms,stddev_ms,"
             "ci95_low_ms,ci95_high_ms,fps_median,speedup_vs_single,speedup_ci95_low,"
-            "speedup_ci95_high,p_vs_single,job_overflows");
+            "speedup_ci95_high,p_vs_single,job_overflows,work_ms,span_ms,bound_ms,efficiency,"
+            "cpu_ms,predicted_ms,background");
   int checked = 0;
   for (std::size_t i = 1; i < csv.size(); ++i) {
     const auto f = split_csv(csv[i]);
-    ASSERT_EQ(f.size(), 18u) << csv[i];
+    ASSERT_EQ(f.size(), 25u) << csv[i];
+    // The limit: medians over the frames; bound = max(work / workers, span with hand-offs).
+    const double median = std::stod(f[5]);
+    const bool dyn = f[1] == "dynamic";
+    EXPECT_NEAR(std::stod(f[18]), median * (dyn ? 1.6 : 1.0), 1e-4) << csv[i];
+    EXPECT_NEAR(std::stod(f[19]), median * (dyn ? 0.3 : 1.0), 1e-4) << csv[i];
+    EXPECT_NEAR(std::stod(f[20]), dyn ? median * 0.8 : median * 1.01, 1e-4) << csv[i];
+    EXPECT_NEAR(std::stod(f[21]), dyn ? 0.8 : 1.01, 1e-4) << csv[i];
+    EXPECT_NEAR(std::stod(f[22]), median * (dyn ? 1.8 : 0.9), 1e-4) << csv[i];
+    EXPECT_NEAR(std::stod(f[23]), (dyn ? 15 : 14) * std::stod(f[3]) / 100.0, 1e-4) << csv[i];
+    EXPECT_EQ(f[24], "none");
     EXPECT_EQ(f[17], f[1] == "dynamic" && f[3] == "1000" ? "14" : "0") << csv[i];
     EXPECT_EQ(f[0], "swarm");
     EXPECT_EQ(f[4], "10");
@@ -151,11 +176,23 @@ TEST(ReportWrite, WritesAllFilesWithExpectedContent) {
   EXPECT_NE(md.find("2.00 ["), std::string::npos);
   EXPECT_NE(md.find("physics ms"), std::string::npos);
   EXPECT_NE(md.find("How to read this"), std::string::npos);
+  // The limit tables: dynamic at 1000 objects has a median of 72.5 ms, work 116, span 21.75,
+  // bound 58, efficiency 0.80, CPU 130.5.
+  EXPECT_NE(md.find("| 1000 | dynamic | 2 | 72.500 | 116.000 | 21.750 | 58.000 | 0.80 | 130.500 |"),
+            std::string::npos);
+  EXPECT_NE(md.find("Where the time beyond the bound went"), std::string::npos);
+  // Replayed on its own 2 workers: 150 ms against the replayed frames' measured median (frames 1
+  // and 3 of both repeats: 55, 65, 80, 90 -> 72.5), +106.9%; on 1 worker 300 against single's
+  // 145 at the same frames.
+  EXPECT_NE(
+      md.find("| 1000 | dynamic | 2 | 72.500 | 150.000 | 106.9% | 300.000 | 145.000 | 106.9% |"),
+      std::string::npos)
+      << md;
 
   // report.html: every chart, self-contained.
   const std::string html = slurp(dir / "report.html");
   for (const char* id : {"chart-frametime-swarm", "chart-dist-swarm", "chart-stages-swarm",
-                         "chart-util-swarm", "chart-alloc-swarm"})
+                         "chart-util-swarm", "chart-alloc-swarm", "chart-scaling-swarm"})
     EXPECT_NE(html.find(std::string("id=\"") + id + "\""), std::string::npos) << id;
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("<figcaption>"), std::string::npos);

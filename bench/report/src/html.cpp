@@ -527,6 +527,90 @@ std::string chart_alloc(const Model& m, const Scene& sc, const std::vector<Key>&
   return open_svg(id, W, H, "dynamic allocator decisions, " + sc.name) + s.out + "</svg>";
 }
 
+// ---- (6) predicted scaling: the simulator's replay on 1 to 64 workers ----
+
+std::string chart_scaling(const Model& m, const Scene& sc, const std::vector<Key>& keys) {
+  const std::string id = "chart-scaling-" + sc.slug;
+  if (sc.object_counts.empty()) return no_data_svg(id, "no frames recorded");
+  const std::uint32_t count = sc.object_counts.back();
+  const Group* single = single_group(m, sc, count);
+  struct Line {
+    const Key* key;
+    const Group* group;
+  };
+  std::vector<Line> lines;
+  double top = 1, max_w = 1;
+  double base = single != nullptr ? single->summary.median : NAN;
+  for (const Key& k : keys) {
+    const Group* g = find_group(m, sc, k, count);
+    if (g == nullptr || g->predictions.empty()) continue;
+    lines.push_back({&k, g});
+    if (!std::isfinite(base))
+      for (const Prediction& p : g->predictions)
+        if (p.workers == 1) base = p.frame_ms;
+  }
+  if (lines.empty() || !(base > 0))
+    return no_data_svg(id, "no replayed job graphs (run without --no-graph, and with single)");
+  for (const Line& l : lines) {
+    for (const Prediction& p : l.group->predictions) {
+      if (p.frame_ms > 0) top = std::max(top, base / p.frame_ms);
+      if (p.bound_ms > 0) top = std::max(top, base / p.bound_ms);
+      max_w = std::max(max_w, static_cast<double>(p.workers));
+    }
+    if (l.group->summary.median > 0) top = std::max(top, base / l.group->summary.median);
+  }
+  // The best any scheduler could do, from dynamic's recorded frames cut for each count.
+  const Group* bound_of = nullptr;
+  for (const Line& l : lines)
+    if (l.key->mode == "dynamic") bound_of = l.group;
+  const double W = 860, H = 380, ml = 75, mr = 250, mt = 20, mb = 55;
+  const Linear x{0, std::log2(max_w), ml, W - mr};
+  const Linear y{0, y_max(std::min(top, max_w)), H - mb, mt};
+  Svg s;
+  y_axis(s, y, ml, W - mr, "speedup over single (measured)");
+  s.line(ml, H - mb, W - mr, H - mb, "#333");
+  for (double wv = 1; wv <= max_w; wv *= 2) {
+    s.line(x(std::log2(wv)), H - mb, x(std::log2(wv)), H - mb + 4, "#333");
+    s.text(x(std::log2(wv)), H - mb + 17, tick_label(wv), "middle");
+  }
+  s.text((ml + W - mr) / 2, H - 12, "workers (log scale)", "middle");
+  std::vector<std::pair<std::string, std::string>> items;
+  // Perfect scaling, clipped to the chart.
+  std::vector<std::pair<double, double>> ideal;
+  for (double wv = 1; wv <= max_w; wv *= 2)
+    if (wv <= y.d1) ideal.emplace_back(x(std::log2(wv)), y(wv));
+  s.polyline(ideal, "#bbbbbb", 1);
+  items.emplace_back("perfect scaling", "#bbbbbb");
+  if (bound_of != nullptr) {
+    std::vector<std::pair<double, double>> bound;
+    for (const Prediction& p : bound_of->predictions)
+      if (p.bound_ms > 0)
+        bound.emplace_back(x(std::log2(std::max<std::uint32_t>(p.workers, 1))),
+                           y(std::min(y.d1, base / p.bound_ms)));
+    s.polyline(bound, "#555555", 1);
+    items.emplace_back("bound (dynamic's frames)", "#555555");
+  }
+  for (const Line& l : lines) {
+    std::vector<std::pair<double, double>> pts;
+    for (const Prediction& p : l.group->predictions)
+      if (p.frame_ms > 0)
+        pts.emplace_back(x(std::log2(std::max<std::uint32_t>(p.workers, 1))),
+                         y(std::min(y.d1, base / p.frame_ms)));
+    s.polyline(pts, l.key->color);
+    for (const auto& [px, py] : pts) s.circle(px, py, 2.5, l.key->color);
+    // What was measured, as a ring at its own worker count.
+    if (l.group->summary.median > 0) {
+      const double px = x(std::log2(std::max<std::uint32_t>(l.group->workers, 1)));
+      const double py = y(std::min(y.d1, base / l.group->summary.median));
+      s.out += "<circle cx=\"" + num(px) + "\" cy=\"" + num(py) +
+               "\" r=\"6\" fill=\"none\" stroke=\"" + l.key->color + "\" stroke-width=\"2\"/>\n";
+    }
+    items.emplace_back(l.key->label, l.key->color);
+  }
+  legend(s, W - mr + 18, mt + 12, items);
+  return open_svg(id, W, H, "predicted scaling, " + sc.name) + s.out + "</svg>";
+}
+
 void html_table(std::string& out, const Table& t) {
   out += "<table><thead><tr>";
   for (const auto& h : t.header) out += "<th>" + html_escape(h) + "</th>";
@@ -597,7 +681,8 @@ std::string render_html(const Run& run, const Model& m, const std::string& root)
   li("seed", std::to_string(run.seed));
   li("non-finite frame times dropped", std::to_string(m.dropped));
   for (const auto& [name, value] : run.parameters) li(name.c_str(), std::to_string(value));
-  out += "</ul>\n<h2>How to read this</h2>\n<p>" + html_escape(kHowToRead) + "</p>\n";
+  out += "</ul>\n<h2>How to read this</h2>\n<p>" + html_escape(kHowToRead) + "</p>\n<p>" +
+         html_escape(kHowToReadLimit) + "</p>\n";
   for (const Scene& sc : m.scenes) {
     const std::vector<Key> keys = scene_keys(m, sc);
     const std::string largest =
@@ -610,6 +695,14 @@ std::string render_html(const Run& run, const Model& m, const std::string& root)
       out += "<h3>Median stage wall time (ms)</h3>\n";
       html_table(out, stage_table(m, sc));
     }
+    out += "<h3>The limit: work, span, bound, CPU (medians per frame)</h3>\n";
+    html_table(out, limit_table(m, sc));
+    out += "<h3>Where the time beyond the bound went</h3>\n";
+    html_table(out, lost_table(m, sc));
+    out += "<h3>The simulator beside the measurement</h3>\n";
+    html_table(out, model_table(m, sc));
+    out += "<h3>Predicted scaling (speedup over single, replayed frames)</h3>\n";
+    html_table(out, scaling_table(m, sc));
     for (const Reference& ref : run.references) {
       if (ref.scene != sc.name) continue;
       out +=
@@ -630,6 +723,13 @@ std::string render_html(const Run& run, const Model& m, const std::string& root)
     figure(out, chart_util(m, sc, keys),
            "Busy fraction of each worker per frame (worker busy time / frame time) at " + largest +
                " objects, first repeat of each mode. Scene " + sc.name + ".");
+    figure(out, chart_scaling(m, sc, keys),
+           "Predicted scaling at " + largest +
+               " objects: each mode's recorded frames replayed on 1 to 64 workers under its "
+               "policy (lines), as speedup over single's measured median; rings are what was "
+               "measured at the run's own worker count; the bound is the best any scheduler "
+               "could do with dynamic's frames cut for that many workers. Scene " +
+               sc.name + ".");
     figure(out, chart_alloc(m, sc, keys),
            "Workers and split chosen per stage each frame by the dynamic allocator at the largest "
            "object count, first repeat. Scene " +

@@ -1,6 +1,7 @@
 // Internal to spindle::report: series grouped and summarised once, shared by every writer.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -23,6 +24,17 @@ struct Group {
   double p_vs_single = 0;
   std::vector<double> stage_median_ms;  // index = Scene::stage_names; NaN where never measured
   std::uint64_t job_overflows = 0;      // summed over every frame of every repeat
+  // Medians over every frame with a recorded job graph (NaN without one): work, span, the bound
+  // max(work / workers, span with hand-offs), efficiency (bound / frame time), hand-off (us).
+  double work_ms = NAN, span_ms = NAN, bound_ms = NAN, efficiency = NAN, handoff_us = NAN;
+  double cpu_ms = NAN;  // median CPU time of the process per frame
+  // The simulator's replay of this group's frames (medians over its repeats), by worker count.
+  std::vector<Prediction> predictions;
+  // At the group's own worker count (NaN without replays): with the measured hand-off, and free;
+  // and the measured median of the very frames that were replayed.
+  double predicted_ms = NAN, predicted_free_ms = NAN, replayed_ms = NAN;
+  // max(work / workers, span): the bound with hand-offs free.
+  double bound_free_ms = NAN;
 };
 
 struct Scene {
@@ -58,6 +70,19 @@ struct Table {
 };
 Table summary_table(const Model& m, const Scene& s);
 Table stage_table(const Model& m, const Scene& s);
+// Work, span, bound, efficiency and CPU per frame; where the time beyond the bound went; and the
+// simulator's replay beside what was measured.
+Table limit_table(const Model& m, const Scene& s);
+Table lost_table(const Model& m, const Scene& s);
+Table model_table(const Model& m, const Scene& s);
+// Each mode's replay on 1 to 64 workers as speedup over single, and its efficiency on 16.
+Table scaling_table(const Model& m, const Scene& s);
+// The first `single` group of the scene at `objects`, or null.
+const Group* single_group(const Model& m, const Scene& s, std::uint32_t objects);
+// The median measured time of `g`'s frames at the indices another group replayed (the same
+// simulation steps: every mode runs the same frames).
+double measured_at(const Group& g, const Group& replayed_by);
+extern const char* const kHowToReadLimit;
 // Ours beside a reference's numbers, per object count and mode pair.
 Table reference_table(const Model& m, const Reference& ref);
 extern const char* const kHowToRead;

@@ -145,6 +145,51 @@ Model build_model(const Run& run) {
     for (double x : all)
       if (std::isfinite(x)) g.frame_ms.push_back(x);
   }
+  for (Group& g : m.groups) {
+    std::vector<double> work, span, bound, bound_free, eff, handoff, cpu, replayed;
+    struct Replayed {
+      std::vector<double> with, free, bound;
+    };
+    std::map<std::uint32_t, Replayed> predicted;
+    const double w = std::max<std::uint32_t>(g.workers, 1);
+    for (const Series* se : g.series) {
+      for (const Frame& f : se->frames) {
+        if (f.cpu_ms > 0) cpu.push_back(f.cpu_ms);
+        if (!(f.span_ms > 0) || !(f.frame_ms > 0)) continue;
+        const double b = std::max(f.work_ms / w, f.span_handoff_ms);
+        work.push_back(f.work_ms);
+        span.push_back(f.span_ms);
+        bound.push_back(b);
+        bound_free.push_back(std::max(f.work_ms / w, f.span_ms));
+        eff.push_back(b / f.frame_ms);
+        handoff.push_back(f.handoff_us);
+      }
+      for (std::uint32_t i : se->replayed)
+        if (i < se->frames.size()) replayed.push_back(se->frames[i].frame_ms);
+      for (const Prediction& p : se->predictions) {
+        predicted[p.workers].with.push_back(p.frame_ms);
+        predicted[p.workers].free.push_back(p.free_handoff_ms);
+        predicted[p.workers].bound.push_back(p.bound_ms);
+      }
+    }
+    g.work_ms = quantile(work, 0.5);
+    g.span_ms = quantile(span, 0.5);
+    g.bound_ms = quantile(bound, 0.5);
+    g.bound_free_ms = quantile(bound_free, 0.5);
+    g.replayed_ms = quantile(replayed, 0.5);
+    g.efficiency = quantile(eff, 0.5);
+    g.handoff_us = quantile(handoff, 0.5);
+    g.cpu_ms = quantile(cpu, 0.5);
+    for (const auto& [workers, v] : predicted) {
+      const Prediction p{workers, quantile(v.with, 0.5), quantile(v.free, 0.5),
+                         quantile(v.bound, 0.5)};
+      g.predictions.push_back(p);
+      if (workers == g.workers) {
+        g.predicted_ms = p.frame_ms;
+        g.predicted_free_ms = p.free_handoff_ms;
+      }
+    }
+  }
   for (Scene& sc : m.scenes) {
     std::sort(sc.groups.begin(), sc.groups.end(), [&](std::size_t a, std::size_t b) {
       const Group &ga = m.groups[a], &gb = m.groups[b];
@@ -227,6 +272,146 @@ Table summary_table(const Model& m, const Scene& s) {
                       fixed(su.median, 3), fixed(su.p95, 3), fixed(su.p99, 3),
                       su.median > 0 ? fixed(1000.0 / su.median, 1) : "", sp, p,
                       std::to_string(g.job_overflows)});
+  }
+  return t;
+}
+
+const Group* single_group(const Model& m, const Scene& s, std::uint32_t objects) {
+  for (std::size_t gi : s.groups)
+    if (m.groups[gi].mode == "single" && m.groups[gi].objects == objects) return &m.groups[gi];
+  return nullptr;
+}
+
+double measured_at(const Group& g, const Group& replayed_by) {
+  std::vector<double> v;
+  for (const Series* by : replayed_by.series)
+    for (const Series* se : g.series)
+      if (se->repeat == by->repeat)
+        for (std::uint32_t i : by->replayed)
+          if (i < se->frames.size()) v.push_back(se->frames[i].frame_ms);
+  return quantile(v, 0.5);
+}
+
+const char* const kHowToReadLimit =
+    "Every measured frame's jobs are recorded as a graph (which job started which, who waited "
+    "for whom, each job's own time). Work is every job's own time plus the frame thread's code "
+    "outside jobs: what one thread would have to do alone. Span is the longest chain of work that "
+    "depends on itself, with as many threads as could help. Bound is the best any scheduler could "
+    "do on this many threads: max(work / threads, span with the measured hand-off paid on every "
+    "job another thread picks up); efficiency is bound / median frame time (1 = no time lost). CPU "
+    "is what the process used per frame, every thread, spinning included: beside the frame time "
+    "it shows what a mode costs the rest of the machine. The time beyond the bound is split by "
+    "the simulator, which replays recorded frames under the mode's policy: waiting on the "
+    "critical path (the replay with free hand-offs, minus the bound), hand-offs and wake-ups (the "
+    "replay with the measured hand-off, minus the free one) and the rest (measured minus the "
+    "replay: the OS taking a thread away, noise). Jobs slower than alone: the work's growth over "
+    "single mode's, per thread (memory-bound jobs slow each other down; it is inside the bound "
+    "already). Predicted scaling replays the frames on 1 to 64 threads: ranges that only compute "
+    "are cut again for each count, as the engine's callers scale their splits.";
+
+Table limit_table(const Model& m, const Scene& s) {
+  Table t;
+  t.header = {"objects",  "mode",       "workers",          "frame ms",   "work ms",    "span ms",
+              "bound ms", "efficiency", "CPU ms per frame", "CPU / wall", "hand-off us"};
+  for (std::size_t gi : s.groups) {
+    const Group& g = m.groups[gi];
+    t.rows.push_back({std::to_string(g.objects), g.mode, std::to_string(g.workers),
+                      fixed(g.summary.median, 3), fixed(g.work_ms, 3), fixed(g.span_ms, 3),
+                      fixed(g.bound_ms, 3), fixed(g.efficiency, 2), fixed(g.cpu_ms, 3),
+                      g.summary.median > 0 ? fixed(g.cpu_ms / g.summary.median, 2) : "",
+                      fixed(g.handoff_us, 1)});
+  }
+  return t;
+}
+
+Table lost_table(const Model& m, const Scene& s) {
+  Table t;
+  t.header = {"objects",
+              "mode",
+              "workers",
+              "frame ms",
+              "bound, free hand-offs ms",
+              "waiting on the critical path ms",
+              "hand-offs and wake-ups ms",
+              "other (OS, noise) ms",
+              "jobs slower than alone ms"};
+  for (std::size_t gi : s.groups) {
+    const Group& g = m.groups[gi];
+    if (g.mode == "single") continue;
+    const Group* single = single_group(m, s, g.objects);
+    const double slower = single != nullptr && g.workers > 0
+                              ? (g.work_ms - single->work_ms) / static_cast<double>(g.workers)
+                              : NAN;
+    // The replays are of a few frames: their parts, scaled to the median frame.
+    const double scale = g.replayed_ms > 0 ? g.summary.median / g.replayed_ms : NAN;
+    t.rows.push_back({std::to_string(g.objects), g.mode, std::to_string(g.workers),
+                      fixed(g.summary.median, 3), fixed(g.bound_free_ms, 3),
+                      fixed(g.predicted_free_ms * scale - g.bound_free_ms, 3),
+                      fixed((g.predicted_ms - g.predicted_free_ms) * scale, 3),
+                      fixed(g.summary.median - g.predicted_ms * scale, 3), fixed(slower, 3)});
+  }
+  return t;
+}
+
+Table model_table(const Model& m, const Scene& s) {
+  Table t;
+  t.header = {"objects",
+              "mode",
+              "workers",
+              "measured ms",
+              "predicted ms",
+              "error",
+              "predicted on 1 worker ms",
+              "single measured ms",
+              "error on 1"};
+  auto error = [](double predicted, double measured) {
+    return measured > 0 && std::isfinite(predicted)
+               ? fixed(100.0 * (predicted - measured) / measured, 1) + "%"
+               : std::string();
+  };
+  for (std::size_t gi : s.groups) {
+    const Group& g = m.groups[gi];
+    if (g.predictions.empty()) continue;
+    const Group* single = single_group(m, s, g.objects);
+    double one = NAN;
+    for (const Prediction& p : g.predictions)
+      if (p.workers == 1) one = p.frame_ms;
+    const double single_ms = single != nullptr ? measured_at(*single, g) : NAN;
+    t.rows.push_back({std::to_string(g.objects), g.mode, std::to_string(g.workers),
+                      fixed(g.replayed_ms, 3), fixed(g.predicted_ms, 3),
+                      error(g.predicted_ms, g.replayed_ms), fixed(one, 3), fixed(single_ms, 3),
+                      g.mode == "single" ? "" : error(one, single_ms)});
+  }
+  return t;
+}
+
+Table scaling_table(const Model& m, const Scene& s) {
+  Table t;
+  static constexpr std::uint32_t kCounts[] = {1, 2, 4, 8, 16, 32, 64};
+  t.header = {"objects", "mode"};
+  for (std::uint32_t w : kCounts) t.header.push_back(std::to_string(w) + " workers");
+  t.header.push_back("efficiency on 16 (bound / predicted)");
+  for (std::size_t gi : s.groups) {
+    const Group& g = m.groups[gi];
+    if (g.predictions.empty() || g.mode == "single") continue;
+    const Group* single = single_group(m, s, g.objects);
+    // Speedup over single's measured median; without single, over the replay on one worker.
+    double base = single != nullptr ? single->summary.median : NAN;
+    for (const Prediction& p : g.predictions)
+      if (!std::isfinite(base) && p.workers == 1) base = p.frame_ms;
+    std::vector<std::string> row = {std::to_string(g.objects), g.mode};
+    double efficiency = NAN;
+    for (std::uint32_t w : kCounts) {
+      std::string cell;
+      for (const Prediction& p : g.predictions) {
+        if (p.workers != w || !(p.frame_ms > 0)) continue;
+        cell = fixed(base / p.frame_ms, 2) + "x";
+        if (w == 16) efficiency = p.bound_ms / p.frame_ms;
+      }
+      row.push_back(cell);
+    }
+    row.push_back(fixed(efficiency, 2));
+    t.rows.push_back(std::move(row));
   }
   return t;
 }
@@ -314,7 +499,15 @@ json to_json(const Run& run, const detail::Model& m) {
       json jf = {{"frame_ms", f.frame_ms},
                  {"stages", stages},
                  {"worker_busy_ms", f.worker_busy_ms},
-                 {"job_overflows", f.job_overflows}};
+                 {"job_overflows", f.job_overflows},
+                 {"cpu_ms", f.cpu_ms}};
+      if (f.span_ms > 0) {
+        jf["work_ms"] = f.work_ms;
+        jf["span_ms"] = f.span_ms;
+        jf["span_handoff_ms"] = f.span_handoff_ms;
+        jf["handoff_us"] = f.handoff_us;
+        jf["jobs"] = f.jobs;
+      }
       if (!f.decisions.empty()) {
         json dec = json::array();
         for (const Decision& d : f.decisions)
@@ -327,7 +520,15 @@ json to_json(const Run& run, const detail::Model& m) {
       }
       frames.push_back(std::move(jf));
     }
+    json predictions = json::array();
+    for (const Prediction& p : se.predictions)
+      predictions.push_back({{"workers", p.workers},
+                             {"frame_ms", p.frame_ms},
+                             {"free_handoff_ms", p.free_handoff_ms},
+                             {"bound_ms", p.bound_ms}});
     series.push_back({{"scene", se.scene},
+                      {"predictions", std::move(predictions)},
+                      {"replayed_frames", se.replayed},
                       {"mode", se.mode},
                       {"workers", se.workers},
                       {"objects", se.objects},
@@ -370,7 +571,13 @@ json to_json(const Run& run, const detail::Model& m) {
                 {"p99_ms", s.p99},
                 {"stddev_ms", s.stddev},
                 {"ci95_low_ms", s.ci95_low},
-                {"ci95_high_ms", s.ci95_high}};
+                {"ci95_high_ms", s.ci95_high},
+                {"work_ms", g.work_ms},
+                {"span_ms", g.span_ms},
+                {"bound_ms", g.bound_ms},
+                {"efficiency", g.efficiency},
+                {"cpu_ms", g.cpu_ms},
+                {"predicted_ms", g.predicted_ms}};
     if (g.has_baseline)
       row["vs_single"] = {{"speedup", g.speedup.ratio},
                           {"ci95_low", g.speedup.ci95_low},
@@ -393,11 +600,11 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
-std::string to_csv(const detail::Model& m) {
+std::string to_csv(const Run& run, const detail::Model& m) {
   std::string out =
       "scene,mode,workers,objects,frames,median_ms,p95_ms,p99_ms,mean_ms,stddev_ms,ci95_low_ms,"
       "ci95_high_ms,fps_median,speedup_vs_single,speedup_ci95_low,speedup_ci95_high,p_vs_single,"
-      "job_overflows\n";
+      "job_overflows,work_ms,span_ms,bound_ms,efficiency,cpu_ms,predicted_ms,background\n";
   for (const detail::Scene& sc : m.scenes) {
     for (std::size_t gi : sc.groups) {
       const detail::Group& g = m.groups[gi];
@@ -412,7 +619,9 @@ std::string to_csv(const detail::Model& m) {
                fixed(g.speedup.ci95_high) + ',' + fixed(g.p_vs_single, 6);
       else
         out += ",,,";
-      out += ',' + std::to_string(g.job_overflows) + '\n';
+      out += ',' + std::to_string(g.job_overflows) + ',' + fixed(g.work_ms) + ',' +
+             fixed(g.span_ms) + ',' + fixed(g.bound_ms) + ',' + fixed(g.efficiency) + ',' +
+             fixed(g.cpu_ms) + ',' + fixed(g.predicted_ms) + ',' + csv_field(run.background) + '\n';
     }
   }
   return out;
@@ -464,6 +673,14 @@ std::string to_markdown(const Run& run, const detail::Model& m) {
       out += "\n### Median stage wall time (ms)\n\n";
       md_table(out, detail::stage_table(m, sc));
     }
+    out += "\n### The limit: work, span, bound, CPU (medians per frame)\n\n";
+    md_table(out, detail::limit_table(m, sc));
+    out += "\n### Where the time beyond the bound went\n\n";
+    md_table(out, detail::lost_table(m, sc));
+    out += "\n### The simulator beside the measurement\n\n";
+    md_table(out, detail::model_table(m, sc));
+    out += "\n### Predicted scaling (speedup over single, replayed frames)\n\n";
+    md_table(out, detail::scaling_table(m, sc));
     for (const Reference& ref : run.references) {
       if (ref.scene != sc.name) continue;
       out += "\n### Beside " + md_cell(ref.source) + "\n\n" + md_cell(ref.note) + "\n\n";
@@ -502,6 +719,8 @@ std::string to_markdown(const Run& run, const detail::Model& m) {
   }
   out += "## How to read this\n\n";
   out += detail::kHowToRead;
+  out += "\n\n";
+  out += detail::kHowToReadLimit;
   out += "\n\nFiles: `run.json` (raw data), `summary.csv`, `report.html` (charts).\n";
   return out;
 }
@@ -533,7 +752,7 @@ core::Status write_report(const Run& run, const std::string& dir) {
     // Invalid UTF-8 in names is replaced rather than thrown about.
     const std::string raw = to_json(run, m).dump(-1, ' ', false, json::error_handler_t::replace);
     if (auto s = write_file(root / "run.json", raw); !s) return s;
-    if (auto s = write_file(root / "summary.csv", to_csv(m)); !s) return s;
+    if (auto s = write_file(root / "summary.csv", to_csv(run, m)); !s) return s;
     if (auto s = write_file(root / "report.md", to_markdown(run, m)); !s) return s;
     if (auto s = write_file(root / "report.html", detail::render_html(run, m, dir)); !s) return s;
   } catch (const std::exception& e) {

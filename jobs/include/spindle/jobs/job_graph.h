@@ -131,6 +131,9 @@ struct SimConfig {
   // min_chunk_ns unless the recording had it so.
   bool resplit = true;
   double min_chunk_ns = 20'000;
+  // Cut ranges as for this many workers (0: `workers`): with workers = 0 (unbounded) it gives the
+  // span of the frame as it would be cut for cut_workers threads.
+  std::uint32_t cut_workers = 0;
 };
 
 struct SimResult {

@@ -50,10 +50,27 @@ struct Decision {
 struct Frame {
   double frame_ms = 0;
   std::vector<StageTiming> stages;     // index = stage index (into Series::stage_names)
-  std::vector<double> worker_busy_ms;  // index = worker
+  std::vector<double> worker_busy_ms;  // index = worker: the own time of every job it ran
   std::vector<Decision> decisions;     // empty unless mode dynamic
   // Jobs that ran inline on their submitter for lack of a job slot (core::FrameStats).
   std::uint64_t job_overflows = 0;
+  // The frame's work (every job's own time plus the frame thread's code outside jobs), its span
+  // (the longest chain of dependent work) and the same with every hand-off between threads
+  // paid, and the measured hand-off (us), from its recorded job graph; 0 where none was recorded.
+  double work_ms = 0, span_ms = 0, span_handoff_ms = 0, handoff_us = 0;
+  std::uint32_t jobs = 0;  // jobs in the recorded graph
+  double cpu_ms = 0;       // CPU time the process used during the frame, every thread
+};
+
+// The simulator's replay of a series' recorded frames on `workers` threads under its mode's
+// policy (jobs/job_graph.h): the median over the frames replayed.
+struct Prediction {
+  std::uint32_t workers = 0;
+  double frame_ms = 0;         // with the measured hand-off cost
+  double free_handoff_ms = 0;  // with hand-offs free: what the graph's shape alone costs
+  // The bound on this many workers: max(work / workers, span of the frame cut for them, with
+  // the measured hand-offs).
+  double bound_ms = 0;
 };
 
 struct Series {
@@ -70,6 +87,10 @@ struct Series {
   // The last frame as a PNG (empty: none written); the HTML report shows it as a thumbnail of
   // the scene at this object count.
   std::string screenshot;
+  // Replays of some of its recorded frames on 1, 2, 4 ... 64 workers and on its own count, and
+  // which frames (indices into `frames`) were replayed.
+  std::vector<Prediction> predictions;
+  std::vector<std::uint32_t> replayed;
 };
 
 struct Machine {
