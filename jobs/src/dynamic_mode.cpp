@@ -84,6 +84,16 @@ class DynamicMode final : public ModeImpl {
 
   Job* find_work(std::uint32_t self) override {
     Lane& me = lanes_[self];
+    // Not active: it only finishes what it queued itself (others may steal that too).
+    if (!workers_.active(self)) {
+      for (std::uint32_t q = 0; q < kPriorityCount; ++q) {
+        if (Job* job = me.deque[q].pop()) {
+          if (q == kHigh) high_queued_.fetch_sub(1, std::memory_order_relaxed);
+          return job;
+        }
+      }
+      return nullptr;
+    }
     if (high_queued_.load(std::memory_order_relaxed) > 0) {
       Job* job = me.deque[kHigh].pop();
       if (job == nullptr) job = injection_[kHigh].pop();
@@ -98,7 +108,11 @@ class DynamicMode final : public ModeImpl {
     return steal(self, kNormal);
   }
 
-  bool has_work(std::uint32_t /*self*/) const override { return any_queued(); }
+  bool has_work(std::uint32_t self) const override {
+    if (workers_.active(self)) return any_queued();
+    const Lane& me = lanes_[self];
+    return !me.deque[kHigh].maybe_empty() || !me.deque[kNormal].maybe_empty();
+  }
 
   bool any_queued() const override {
     for (std::uint32_t q = 0; q < kPriorityCount; ++q) {

@@ -129,6 +129,7 @@ JobSystem::JobSystem(const Config& config, std::size_t caller_capture_bytes)
   const std::uint32_t capture = (static_cast<std::uint32_t>(kCaptureBytes) + 63u) & ~63u;
   job_stride_ = static_cast<std::uint32_t>(sizeof(detail::Job)) + capture;
   scheduler_ = std::make_unique<detail::Scheduler>(config_, worker_count_, job_stride_, this);
+  update_at_once();
 }
 
 JobSystem::~JobSystem() = default;
@@ -148,6 +149,37 @@ void JobSystem::run_inline(detail::Job* job, std::span<Counter* const> dependenc
 
 void JobSystem::run_now(detail::Job* job, Counter& counter) {
   scheduler_->run_now(job, counter);
+}
+
+void JobSystem::set_active_workers(std::uint32_t count) {
+  scheduler_->set_active_workers(count);
+  update_at_once();
+}
+
+void JobSystem::update_at_once() {
+  at_once_.store(
+      config_.run_at_once_when_alone && mode_ == Mode::Dynamic && scheduler_->active_workers() == 1,
+      std::memory_order_relaxed);
+}
+
+bool JobSystem::may_run_at_once() const {
+  return scheduler_->may_run_at_once();
+}
+
+void JobSystem::run_at_once(detail::Job* job) {
+  scheduler_->run_at_once(job);
+}
+
+std::uint32_t JobSystem::active_workers() const {
+  return scheduler_->active_workers();
+}
+
+void JobSystem::set_pinned(bool pinned) {
+  scheduler_->set_pinned(pinned);
+}
+
+bool JobSystem::pinned() const {
+  return scheduler_->pinned();
 }
 
 void JobSystem::begin_recording() {
@@ -193,6 +225,7 @@ StagePolicy JobSystem::stage_policy() const {
 void JobSystem::set_mode(Mode mode) {
   scheduler_->set_mode(mode);
   mode_ = scheduler_->mode();
+  update_at_once();
 }
 
 std::uint32_t JobSystem::current_worker() const {

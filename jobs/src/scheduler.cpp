@@ -160,6 +160,7 @@ Scheduler::Scheduler(const Config& config, std::uint32_t workers, std::uint32_t 
 #if SPINDLE_WITH_TBB
   modes_[static_cast<std::size_t>(Mode::Tbb)] = make_tbb_mode(*this, *workers_);
 #endif
+  active_workers_.store(worker_count_, std::memory_order_relaxed);
   // Current before it starts anything: a worker it starts asks the current mode for work.
   current_.store(&implementation(config_.mode), std::memory_order_seq_cst);
   current().activate();
@@ -286,6 +287,17 @@ void Scheduler::run_inline(Job* job, std::span<Counter* const> dependencies) {
   execute(job, current_worker());
 }
 
+bool Scheduler::may_run_at_once() const {
+  // Deeper than this, a job that submits the next one would grow the stack without bound.
+  constexpr std::uint32_t kMaxDepth = 32;
+  return t_state.scheduler == this && t_job_depth < kMaxDepth;
+}
+
+void Scheduler::run_at_once(Job* job) {
+  note_submit(job, {});
+  execute(job, t_state.index);
+}
+
 void Scheduler::run_now(Job* job, Counter& counter) {
   note_submit(job, {});
   execute(job, current_worker());
@@ -341,8 +353,9 @@ void Scheduler::execute(Job* job, std::uint32_t worker, bool batch) {
 
   // Free the slot before finishing the counter: once the counter is done a waiter may destroy
   // the whole job system, so nothing of ours may be touched after finish().
+  const bool at_once = (job->flags & kJobAtOnce) != 0;
   free_slot(job);
-  if (counter == nullptr) return;
+  if (counter == nullptr || at_once) return;
   if (!batch) {
     finish(counter, 1);
     return;
@@ -567,6 +580,30 @@ void Scheduler::wait_spinning(const Counter& counter) {
   }
 }
 
+void Scheduler::set_active_workers(std::uint32_t count) {
+  count = std::clamp<std::uint32_t>(count, 1, worker_count_);
+  active_workers_.store(count, std::memory_order_relaxed);
+#if SPINDLE_THREADS
+  workers_->set_active(count);
+#endif
+}
+
+void Scheduler::set_pinned(bool pinned) {
+#if SPINDLE_THREADS
+  workers_->set_pinned(pinned);
+#else
+  (void)pinned;
+#endif
+}
+
+bool Scheduler::pinned() const {
+#if SPINDLE_THREADS
+  return workers_->pinned() && (config_.pin_workers || config_.pin_main_thread);
+#else
+  return false;
+#endif
+}
+
 void Scheduler::set_mode(Mode mode) {
   if (mode == this->mode()) return;
   if (!mode_available(mode)) {
@@ -583,6 +620,7 @@ void Scheduler::set_mode(Mode mode) {
   ModeImpl& next = implementation(mode);
   next.activate();
   current_.store(&next, std::memory_order_seq_cst);
+  set_active_workers(worker_count_);  // a mode starts with every participant
 }
 
 bool Scheduler::pools_idle() const {
@@ -620,6 +658,8 @@ WorkerStats Scheduler::worker_stats(std::uint32_t worker) const {
   out.jobs = s.jobs.load(std::memory_order_relaxed);
   out.steals = s.steals.load(std::memory_order_relaxed);
   out.parks = s.parks.load(std::memory_order_relaxed);
+  out.wakes = s.wakes.load(std::memory_order_relaxed);
+  out.wake_ns = s.wake_ns.load(std::memory_order_relaxed);
   return out;
 }
 
@@ -650,6 +690,8 @@ void Scheduler::reset_stats() {
     s.jobs.store(0, std::memory_order_relaxed);
     s.steals.store(0, std::memory_order_relaxed);
     s.parks.store(0, std::memory_order_relaxed);
+    s.wakes.store(0, std::memory_order_relaxed);
+    s.wake_ns.store(0, std::memory_order_relaxed);
     for (std::uint32_t t = 0; t < kMaxTags; ++t) {
       s.tag_jobs[t].store(0, std::memory_order_relaxed);
       s.tag_ticks[t].store(0, std::memory_order_relaxed);

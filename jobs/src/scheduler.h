@@ -96,6 +96,8 @@ struct alignas(kCacheLine) StatsSlot {
   std::atomic<std::uint64_t> jobs{0};
   std::atomic<std::uint64_t> steals{0};
   std::atomic<std::uint64_t> parks{0};
+  std::atomic<std::uint64_t> wakes{0};    // woken by another thread
+  std::atomic<std::uint64_t> wake_ns{0};  // from those wakes to running again, summed
   std::atomic<std::uint64_t> tag_jobs[kMaxTags] = {};
   std::atomic<std::uint64_t> tag_ticks[kMaxTags] = {};
 };
@@ -145,6 +147,10 @@ class Scheduler {
   void run_inline(Job* job, std::span<Counter* const> dependencies);
   // JobSystem::run_here(): runs `job` now on this thread, then rethrows its exception.
   void run_now(Job* job, Counter& counter);
+  // One active participant: the calling thread is a participant and not too deep in jobs run at
+  // once (each is a frame on its stack).
+  bool may_run_at_once() const;
+  void run_at_once(Job* job);
   // wait() rethrows the counter's captured exception; wait_for() only waits, rethrow() only
   // rethrows.
   void wait(Counter& counter);
@@ -193,6 +199,16 @@ class Scheduler {
   void bind_thread(std::uint32_t index) const;
   void count_steal(std::uint32_t self) { bump_own(stats_[self].steals); }
   void count_park(std::uint32_t self) { bump_own(stats_[self].parks); }
+  void count_wake(std::uint32_t self, std::uint64_t latency_ns) {
+    bump_own(stats_[self].wakes);
+    StatsSlot& s = stats_[self];
+    s.wake_ns.store(s.wake_ns.load(std::memory_order_relaxed) + latency_ns,
+                    std::memory_order_relaxed);
+  }
+  void set_active_workers(std::uint32_t count);
+  void set_pinned(bool pinned);
+  bool pinned() const;
+  std::uint32_t active_workers() const { return active_workers_.load(std::memory_order_relaxed); }
   // Parallel_for halving down to `grain` (0: chosen from the participant count): dynamic, tbb.
   void split_recursively(RangeTask& task, std::size_t grain) const;
 
@@ -250,6 +266,7 @@ class Scheduler {
   // Indexed by Mode; null where this build lacks the mode.
   std::unique_ptr<ModeImpl> modes_[4];
   std::atomic<ModeImpl*> current_{nullptr};
+  std::atomic<std::uint32_t> active_workers_{0};
 };
 
 }  // namespace spindle::jobs::detail

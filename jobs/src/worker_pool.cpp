@@ -101,6 +101,16 @@ void WorkerPool::repin_main() {
   if (main_pinned_) pin_current_thread(cpus_[0]);
 }
 
+void WorkerPool::set_pinned(bool pinned) {
+  if (want_pinned_.exchange(pinned, std::memory_order_relaxed) == pinned) return;
+  if (!started_ || !main_pinned_) return;
+  if (pinned) {
+    pin_current_thread(cpus_[0]);
+  } else {
+    restore_affinity(main_affinity_);
+  }
+}
+
 void WorkerPool::note_pin_failure(std::uint32_t index) {
   if (pin_failure_logged_.exchange(1, std::memory_order_relaxed) == 0) {
     char message[160];
@@ -113,7 +123,11 @@ void WorkerPool::note_pin_failure(std::uint32_t index) {
 
 void WorkerPool::worker_main(std::uint32_t index) {
   scheduler_.bind_thread(index);
-  if (!config_.pin_workers || !pin_current_thread(cpus_[index])) {
+  // Whether this thread keeps to its CPU now: set_pinned() changes what is wanted, the thread
+  // follows before it next looks for work. A thread that could not be pinned stays unpinned.
+  bool pinned = config_.pin_workers && pin_current_thread(cpus_[index]);
+  const bool may_pin = pinned;
+  if (!pinned) {
     // Threads start with their creator's mask, which may be the one CPU participant 0 is on.
     unpin_current_thread();
     if (config_.pin_workers) note_pin_failure(index);
@@ -125,6 +139,14 @@ void WorkerPool::worker_main(std::uint32_t index) {
   // the burst is seen or its window has passed.
   std::uint64_t burst_due = 0;
   for (;;) {
+    if (may_pin && want_pinned_.load(std::memory_order_relaxed) != pinned) {
+      pinned = !pinned;
+      if (pinned) {
+        pin_current_thread(cpus_[index]);
+      } else {
+        unpin_current_thread();
+      }
+    }
     ModeImpl& mode = scheduler_.current();
     if (Job* job = mode.find_work(index)) {
       if (after_idle) {
@@ -187,6 +209,7 @@ void WorkerPool::help_until(Counter& counter, std::uint32_t self, ModeImpl& mode
 bool WorkerPool::idle(std::uint32_t self, const Counter* counter, ParkInfo* park,
                       std::uint64_t spin_ns) {
   if (spin_ns == 0) spin_ns = std::uint64_t{config_.spin_before_park_us} * 1000;
+  if (!active(self)) spin_ns = 1;  // nothing will be handed to it: sleep at once
   const std::uint64_t start = now_ns();
   // Only idle workers count as spinning: a waiter may leave as soon as its counter is done, so
   // a submitter must not rely on it to take new work.
@@ -218,13 +241,20 @@ bool WorkerPool::idle(std::uint32_t self, const Counter* counter, ParkInfo* park
   const bool stop = counter == nullptr && stopping_.load(std::memory_order_relaxed);
   if (!stop && !scheduler_.current().has_work(self) && !(counter != nullptr && counter->done())) {
     scheduler_.count_park(self);
-    const bool sentinel = counter == nullptr && self == 1 && config_.predictive_wake;
+    const bool sentinel =
+        counter == nullptr && self == 1 && config_.predictive_wake && active(self);
     const std::uint64_t slept_from = now_ns();
     park_on(word, epoch, sentinel ? sentinel_timeout(slept_from) : -1);
+    const bool woken = word.load(std::memory_order_relaxed) != epoch;
+    const std::uint64_t awake = now_ns();
+    if (woken) {
+      const std::uint64_t at = wake_[self].woken_at_ns.load(std::memory_order_relaxed);
+      scheduler_.count_wake(self, at != 0 && awake > at ? awake - at : 0);
+    }
     if (park != nullptr) {
       park->parked = true;
-      park->woken = word.load(std::memory_order_relaxed) != epoch;
-      park->slept_ns = now_ns() - slept_from;
+      park->woken = woken;
+      park->slept_ns = awake - slept_from;
     }
   }
   parked_.fetch_and(~bit, std::memory_order_relaxed);
@@ -269,13 +299,15 @@ std::int64_t WorkerPool::sentinel_timeout(std::uint64_t now) const {
 
 void WorkerPool::wake(std::uint32_t index) {
   std::atomic<std::uint32_t>& word = wake_[index].epoch;
+  wake_[index].woken_at_ns.store(now_ns(), std::memory_order_relaxed);
   word.fetch_add(1, std::memory_order_release);
   unpark_one(word);
 }
 
 void WorkerPool::wake_one(std::uint32_t except) {
   const std::uint64_t self_bit = except < 64 ? 1ull << except : 0;
-  const std::uint64_t parked = parked_.load(std::memory_order_relaxed) & ~self_bit;
+  const std::uint64_t parked =
+      parked_.load(std::memory_order_relaxed) & ~self_bit & active_.load(std::memory_order_relaxed);
   // Prefer an idle worker: a thread parked in wait() may find its counter done and go back to
   // user code without looking at the queues.
   const std::uint64_t idle_workers = parked & ~waiting_.load(std::memory_order_relaxed);

@@ -14,6 +14,7 @@
 // and wakes itself shortly before the next one is due, so the submitter does not pay a futex wake.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -44,16 +45,30 @@ class WorkerPool {
   // oneTBB sizes its threads from the creating thread's mask: around its start, unpin main.
   void unpin_main();
   void repin_main();
+  // Whether the participants keep to their CPUs (only where Config pinned them): participant 0
+  // (the caller) at once, each worker before it next looks for work.
+  void set_pinned(bool pinned);
+  bool pinned() const { return want_pinned_.load(std::memory_order_relaxed); }
 
   // The help-while-waiting loop of participant `self`: runs `mode`'s work until `counter` is
   // done, parking when there is none.
   void help_until(Counter& counter, std::uint32_t self, ModeImpl& mode);
 
-  // Waking, after publishing a job and a full_fence(). Someone is asleep and nobody spinning
-  // will find the job: the submitter pays for a wake (wake_one()).
+  // Waking, after publishing a job and a full_fence(). An active participant is asleep and
+  // nobody spinning will find the job: the submitter pays for a wake (wake_one()).
   bool sleeper_unnoticed() const {
     return spinning_.load(std::memory_order_relaxed) == 0 &&
-           parked_.load(std::memory_order_relaxed) != 0;
+           (parked_.load(std::memory_order_relaxed) & active_.load(std::memory_order_relaxed)) != 0;
+  }
+  // Participants that may be handed work (bit i: participant i); participant 0 always is.
+  // Others stay parked until they are active again (JobSystem::set_active_workers()).
+  void set_active(std::uint32_t count) {
+    const std::uint64_t mask =
+        count >= 64 ? ~0ull : (1ull << std::max<std::uint32_t>(count, 1)) - 1;
+    active_.store(mask, std::memory_order_seq_cst);
+  }
+  bool active(std::uint32_t index) const {
+    return index < 64 && ((active_.load(std::memory_order_relaxed) >> index) & 1u) != 0;
   }
   // Static mode dealt a job to `target`: wakes it if it sleeps.
   void wake_if_parked(std::uint32_t target) {
@@ -63,11 +78,11 @@ class WorkerPool {
       wake(target);
     }
   }
-  // A worker parked outside wait(), none spinning: work queued now would wait for a wake.
+  // An active worker parked outside wait(), none spinning: work queued now would wait for a wake.
   bool idle_worker_asleep() const {
     return spinning_.load(std::memory_order_relaxed) == 0 &&
-           (parked_.load(std::memory_order_relaxed) & ~waiting_.load(std::memory_order_relaxed)) !=
-               0;
+           (parked_.load(std::memory_order_relaxed) & ~waiting_.load(std::memory_order_relaxed) &
+            active_.load(std::memory_order_relaxed)) != 0;
   }
   // Wakes one parked participant other than `except`, preferring idle workers.
   void wake_one(std::uint32_t except);
@@ -83,9 +98,11 @@ class WorkerPool {
     bool woken = false;  // by another thread (else by its own timeout, or not at all)
     std::uint64_t slept_ns = 0;
   };
-  // A participant's futex word, bumped by whoever wakes it; a cache line each.
+  // A participant's futex word, bumped by whoever wakes it, and when it was woken (for the
+  // wake latency in WorkerStats); a cache line each.
   struct alignas(kCacheLine) WakeWord {
     std::atomic<std::uint32_t> epoch{0};
+    std::atomic<std::uint64_t> woken_at_ns{0};
   };
 
   void worker_main(std::uint32_t index);
@@ -108,8 +125,9 @@ class WorkerPool {
   std::vector<std::thread> threads_;
   bool started_ = false;
   std::atomic<bool> stopping_{false};
-  std::atomic<std::uint64_t> parked_{0};   // bit i: participant i is parked
-  std::atomic<std::uint64_t> waiting_{0};  // bit i: participant i is parked inside wait()
+  std::atomic<std::uint64_t> parked_{0};      // bit i: participant i is parked
+  std::atomic<std::uint64_t> waiting_{0};     // bit i: participant i is parked inside wait()
+  std::atomic<std::uint64_t> active_{~0ull};  // bit i: participant i may be handed work
   // Participants in their spin phase: a submitter wakes a sleeper only when nobody is spinning
   // (the spinner will find the job and wake the next one if more is queued).
   std::atomic<std::uint32_t> spinning_{0};
@@ -119,7 +137,8 @@ class WorkerPool {
   std::uint64_t burst_period_ns_ = 0;
   std::uint32_t burst_confidence_ = 0;
   SavedAffinity main_affinity_;
-  bool main_pinned_ = false;
+  bool main_pinned_ = false;  // we pinned participant 0 at start (Config::pin_main_thread)
+  std::atomic<bool> want_pinned_{true};
 };
 
 }  // namespace spindle::jobs::detail

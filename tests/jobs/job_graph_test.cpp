@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "modes.h"
@@ -83,6 +84,76 @@ TEST_P(JobTimeModes, RunHereIsAJobOfItsOwn) {
   EXPECT_GT(static_cast<double>(js.tag_stats(7).total_ns), measured * 0.98);
   EXPECT_LT(static_cast<double>(js.tag_stats(7).total_ns), measured * 1.05);
   EXPECT_THROW(js.run_here({"throws"}, [] { throw std::runtime_error("x"); }), std::runtime_error);
+}
+
+// Dynamic mode with one active participant: the others stay asleep and run nothing; raised
+// again, they take work.
+TEST(ActiveWorkers, OnlyActiveParticipantsAreHandedWork) {
+  SPINDLE_REQUIRE_MODE(Mode::Dynamic);
+  JobSystem js(job_config(Mode::Dynamic, 3));
+  EXPECT_EQ(js.active_workers(), 3u);
+  auto run_batch = [&] {
+    js.reset_stats();
+    Counter c;
+    for (int i = 0; i < 64; ++i) js.run(c, {"work"}, [] { spin(20'000); });
+    js.wait(c);
+  };
+  run_batch();  // starts the workers
+  js.set_active_workers(1);
+  EXPECT_EQ(js.active_workers(), 1u);
+  spin(2'000'000);  // let the workers go to sleep
+  run_batch();
+  EXPECT_EQ(js.worker_stats(0).jobs, 64u);
+  EXPECT_EQ(js.worker_stats(1).jobs + js.worker_stats(2).jobs, 0u);
+  js.set_active_workers(99);  // clamped
+  EXPECT_EQ(js.active_workers(), 3u);
+  bool helped = false;
+  for (int attempt = 0; attempt < 20 && !helped; ++attempt) {
+    run_batch();
+    helped = js.worker_stats(1).jobs + js.worker_stats(2).jobs > 0;
+  }
+  EXPECT_TRUE(helped);
+  js.set_active_workers(0);
+  EXPECT_EQ(js.active_workers(), 1u);
+}
+
+// With one active participant a job it submits runs at once (nobody else could start it
+// sooner); its exception still waits for wait(), and a chain of jobs each submitting the next
+// does not grow the stack without bound.
+TEST(ActiveWorkers, OneActiveParticipantRunsItsJobsAtOnce) {
+  SPINDLE_REQUIRE_MODE(Mode::Dynamic);
+  JobSystem js(job_config(Mode::Dynamic, 2));
+  js.set_active_workers(1);
+  int ran = 0;
+  Counter c;
+  js.run(c, {"now"}, [&] { ++ran; });
+  EXPECT_EQ(ran, 1) << "ran before run() returned";
+  EXPECT_TRUE(c.done());
+  js.run(c, {"throws"}, [] { throw std::runtime_error("late"); });
+  EXPECT_THROW(js.wait(c), std::runtime_error);
+  struct Chain {
+    JobSystem* js;
+    Counter* counter;
+    std::atomic<int>* left;
+    void operator()() const {
+      if (left->fetch_sub(1) > 1) js->run(*counter, {"link"}, Chain{js, counter, left});
+    }
+  };
+  std::atomic<int> left{100'000};
+  Counter chain;
+  js.run(chain, {"link"}, Chain{&js, &chain, &left});
+  js.wait(chain);
+  EXPECT_EQ(left.load(), 0);
+  // Raised again: queued as usual, so run() returns before the job ends.
+  js.set_active_workers(2);
+  std::atomic<bool> release{false};
+  Counter later;
+  js.run(later, {"queued"}, [&] {
+    while (!release.load()) {
+    }
+  });
+  release.store(true);
+  js.wait(later);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, JobTimeModes, ::testing::ValuesIn(test::available_modes()),

@@ -28,6 +28,7 @@ struct Group {
   // max(work / workers, span with hand-offs), efficiency (bound / frame time), hand-off (us).
   double work_ms = NAN, span_ms = NAN, bound_ms = NAN, efficiency = NAN, handoff_us = NAN;
   double cpu_ms = NAN;  // median CPU time of the process per frame
+  double active = NAN;  // mean workers the frames could use (dynamic: the ones woken)
   // The simulator's replay of this group's frames (medians over its repeats), by worker count.
   std::vector<Prediction> predictions;
   // At the group's own worker count (NaN without replays): with the measured hand-off, and free;

@@ -147,6 +147,7 @@ Model build_model(const Run& run) {
   }
   for (Group& g : m.groups) {
     std::vector<double> work, span, bound, bound_free, eff, handoff, cpu, replayed;
+    double active_sum = 0, active_frames = 0;
     struct Replayed {
       std::vector<double> with, free, bound;
     };
@@ -155,6 +156,7 @@ Model build_model(const Run& run) {
     for (const Series* se : g.series) {
       for (const Frame& f : se->frames) {
         if (f.cpu_ms > 0) cpu.push_back(f.cpu_ms);
+        if (f.active_workers > 0) active_sum += f.active_workers, active_frames += 1;
         if (!(f.span_ms > 0) || !(f.frame_ms > 0)) continue;
         const double b = std::max(f.work_ms / w, f.span_handoff_ms);
         work.push_back(f.work_ms);
@@ -180,6 +182,7 @@ Model build_model(const Run& run) {
     g.efficiency = quantile(eff, 0.5);
     g.handoff_us = quantile(handoff, 0.5);
     g.cpu_ms = quantile(cpu, 0.5);
+    g.active = active_frames > 0 ? active_sum / active_frames : NAN;
     for (const auto& [workers, v] : predicted) {
       const Prediction p{workers, quantile(v.with, 0.5), quantile(v.free, 0.5),
                          quantile(v.bound, 0.5)};
@@ -300,7 +303,9 @@ const char* const kHowToReadLimit =
     "do on this many threads: max(work / threads, span with the measured hand-off paid on every "
     "job another thread picks up); efficiency is bound / median frame time (1 = no time lost). CPU "
     "is what the process used per frame, every thread, spinning included: beside the frame time "
-    "it shows what a mode costs the rest of the machine. The time beyond the bound is split by "
+    "it shows what a mode costs the rest of the machine. Workers woken: the mean number of "
+    "participants the frames could use (dynamic mode wakes only those that shorten the frame). The "
+    "time beyond the bound is split by "
     "the simulator, which replays recorded frames under the mode's policy: waiting on the "
     "critical path (the replay with free hand-offs, minus the bound), hand-offs and wake-ups (the "
     "replay with the measured hand-off, minus the free one) and the rest (measured minus the "
@@ -316,8 +321,9 @@ Table limit_table(const Model& m, const Scene& s) {
   for (std::size_t gi : s.groups) {
     const Group& g = m.groups[gi];
     t.rows.push_back({std::to_string(g.objects), g.mode, std::to_string(g.workers),
-                      fixed(g.summary.median, 3), fixed(g.work_ms, 3), fixed(g.span_ms, 3),
-                      fixed(g.bound_ms, 3), fixed(g.efficiency, 2), fixed(g.cpu_ms, 3),
+                      fixed(g.active, 2), fixed(g.summary.median, 3), fixed(g.work_ms, 3),
+                      fixed(g.span_ms, 3), fixed(g.bound_ms, 3), fixed(g.efficiency, 2),
+                      fixed(g.cpu_ms, 3),
                       g.summary.median > 0 ? fixed(g.cpu_ms / g.summary.median, 2) : "",
                       fixed(g.handoff_us, 1)});
   }
@@ -500,7 +506,8 @@ json to_json(const Run& run, const detail::Model& m) {
                  {"stages", stages},
                  {"worker_busy_ms", f.worker_busy_ms},
                  {"job_overflows", f.job_overflows},
-                 {"cpu_ms", f.cpu_ms}};
+                 {"cpu_ms", f.cpu_ms},
+                 {"active_workers", f.active_workers}};
       if (f.span_ms > 0) {
         jf["work_ms"] = f.work_ms;
         jf["span_ms"] = f.span_ms;

@@ -355,6 +355,7 @@ void Engine::Impl::apply_scene_switch() {
     if (!e.is_null() && (keep == nullptr || !keep->has(i))) world.destroy(e);
   }
   scene = next.name;
+  controller.reset();  // another scene: other frame costs
   // A copy: the setup may add scenes (and so move the one running).
   const std::function<void(Engine&)> setup = next.setup;
   if (setup) setup(owner);
@@ -367,13 +368,14 @@ void Engine::set_mode(jobs::Mode mode) {
     return;
   }
   jobs_->set_mode(mode);
+  impl_->controller.reset();  // what a frame costs with k workers was measured in another mode
 }
 
 // --- running a group of stages -----------------------------------------------------------------
 
 void Engine::Impl::decide(Group& group) {
   const jobs::StagePolicy policy = jobs->stage_policy();
-  const std::uint32_t workers = jobs->worker_count();
+  const std::uint32_t workers = policy.planned ? active : jobs->worker_count();
   group.run_inline = false;
   if (!policy.planned) {
     const std::uint32_t split =
@@ -526,8 +528,13 @@ void Engine::Impl::run_group(Group& group, std::int64_t dt_ns, float alpha) {
 
 void Engine::Impl::begin_frame_stats() {
   for (StageTiming& t : stats.stages) t = StageTiming{};
-  for (std::uint32_t w = 0; w < busy_before.size(); ++w)
-    busy_before[w] = jobs->worker_stats(w).busy_ns;
+  wakes_before = wake_ns_before = 0;
+  for (std::uint32_t w = 0; w < busy_before.size(); ++w) {
+    const jobs::WorkerStats ws = jobs->worker_stats(w);
+    busy_before[w] = ws.busy_ns;
+    wakes_before += ws.wakes;
+    wake_ns_before += ws.wake_ns;
+  }
   stats.steps = 0;
   decisions_used = 0;
   overflows_before = jobs->stats().inline_overflows;
@@ -540,11 +547,14 @@ void Engine::Impl::end_frame_stats(std::uint64_t begin_ns, std::uint64_t begin_c
   stats.cpu_ns = cpu_now > begin_cpu_ns ? cpu_now - begin_cpu_ns : 0;
   // Every job's own time, from the job system's counters: stage code, chunks, and the jobs they
   // started (a renderer's batches, a sort's passes), each counted once, where it ran.
-  std::uint64_t busy = 0;
+  std::uint64_t busy = 0, wakes = 0, wake_ns = 0;
   const std::size_t participants = stats.worker_busy_ns.size();
   for (std::size_t w = 0; w < participants; ++w) stats.worker_busy_ns[w] = 0;
   for (std::size_t w = 0; w < busy_before.size(); ++w) {
-    const std::uint64_t now = jobs->worker_stats(static_cast<std::uint32_t>(w)).busy_ns;
+    const jobs::WorkerStats ws = jobs->worker_stats(static_cast<std::uint32_t>(w));
+    wakes += ws.wakes;
+    wake_ns += ws.wake_ns;
+    const std::uint64_t now = ws.busy_ns;
     const std::uint64_t ns = now >= busy_before[w] ? now - busy_before[w] : now;
     // Outside threads (the last slot) are shown on participant 0, whose work they took over.
     stats.worker_busy_ns[w < participants ? w : 0] += ns;
@@ -563,6 +573,18 @@ void Engine::Impl::end_frame_stats(std::uint64_t begin_ns, std::uint64_t begin_c
     stats.span_handoff_ns = graph.span_handoff_ns;
     stats.handoff_ns = graph.handoff_ns;
     stats.jobs = graph.jobs;
+  }
+  stats.active_workers = active;
+  stats.pinned = jobs->pinned();
+  if (jobs->stage_policy().planned && config.adapt_workers) {
+    // Per step: a frame that caught up three steps is not three times slower to the controller.
+    const double steps = std::max<std::uint32_t>(stats.steps, 1);
+    const double wake_us = wakes > wakes_before
+                               ? static_cast<double>(wake_ns - wake_ns_before) * 1e-3 /
+                                     static_cast<double>(wakes - wakes_before)
+                               : 0.0;
+    controller.observe(choice, static_cast<double>(stats.frame_ns) * 1e-6 / steps,
+                       static_cast<double>(stats.work_ns) * 1e-6 / steps, wake_us);
   }
   note_job_overflows();
   // Cost estimates for the next frame: EMA of CPU time per frame.
@@ -630,6 +652,19 @@ void Engine::Impl::run_frame(std::uint32_t steps, std::int64_t present_dt_ns, fl
   apply_scene_switch();
   if (graph_dirty) build_graph();  // a scene setup may add stages
   SPINDLE_ASSERTF(graph_status.ok(), "engine: %s", graph_status.message().c_str());
+  // How many workers this frame may wake (dynamic mode), before anything is submitted.
+  if (jobs->stage_policy().planned && config.adapt_workers) {
+    controller.workers = jobs->participant_count();
+    controller.may_unpin = config.pin_workers;
+    choice = controller.choose();
+    active = choice.workers;
+    jobs->set_active_workers(active);
+    jobs->set_pinned(choice.pinned);
+  } else {
+    active = jobs->worker_count();
+    jobs->set_active_workers(active);
+    jobs->set_pinned(true);
+  }
   begin_frame_stats();
   if (config.record_job_graph) jobs->begin_recording();
   const std::uint64_t begin_cpu = process_cpu_ns();

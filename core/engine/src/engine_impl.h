@@ -11,6 +11,7 @@
 
 #include <spindle/engine/engine.h>
 #include <spindle/engine/stage_planner.h>
+#include <spindle/engine/worker_controller.h>
 #include <spindle/jobs/job_graph.h>
 
 namespace spindle::core {
@@ -88,6 +89,11 @@ struct Engine::Impl {
   // The job system's counters when the frame (busy) or the group run (tags) began: the frame's
   // and each stage's share is the difference.
   std::vector<std::uint64_t> busy_before;
+  std::uint64_t wakes_before = 0, wake_ns_before = 0;
+  // Dynamic mode: how many workers this frame wakes (EngineConfig::adapt_workers).
+  WorkerController controller;
+  WorkerChoice choice;
+  std::uint32_t active = 1;
   std::vector<jobs::TagStats> tags_before;
   jobs::JobGraph graph;  // the last recorded frame (EngineConfig::record_job_graph)
   bool graph_valid = false;

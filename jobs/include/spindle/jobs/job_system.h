@@ -36,6 +36,7 @@
 // the modes are built.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -121,6 +122,10 @@ struct Config {
   bool predictive_wake = true;
   // Measure every job (per-tag and per-worker time). Costs two timestamp reads per job.
   bool time_jobs = true;
+  // Dynamic mode with one active participant (one in all, or set_active_workers(1)): a job it
+  // submits runs at once, as in Single mode, since nobody else could start it sooner. false:
+  // queued all the same, so that priorities order what it runs while it waits.
+  bool run_at_once_when_alone = true;
   JobHooks hooks{};
   LogFn log = nullptr;
   void* log_user = nullptr;
@@ -128,10 +133,14 @@ struct Config {
 
 // Per-participant counters since construction or the last reset_stats().
 struct WorkerStats {
-  std::uint64_t busy_ns = 0;  // time inside jobs
+  // Own time of the jobs it ran: a job's time minus the jobs it ran nested and its waits, so
+  // nested work counts once, where it ran.
+  std::uint64_t busy_ns = 0;
   std::uint64_t jobs = 0;     // jobs run
   std::uint64_t steals = 0;   // jobs taken from another participant's deque
   std::uint64_t parks = 0;    // times it went to sleep for lack of work
+  std::uint64_t wakes = 0;    // times another thread woke it for work
+  std::uint64_t wake_ns = 0;  // from those wake calls to it running again, summed
 };
 
 struct TagStats {
@@ -291,6 +300,19 @@ class JobSystem {
   std::uint32_t worker_count() const { return mode_ == Mode::Single ? 1 : worker_count_; }
   // Participants the system was built with (threads started once a threaded mode is used).
   std::uint32_t participant_count() const { return worker_count_; }
+  // Dynamic mode: how many participants (participant 0 and the next count - 1) may be handed
+  // work; the others finish what they hold and stay asleep until raised again, so a frame that
+  // cannot use them does not pay for waking them. Clamped to [1, participant_count()]; other
+  // modes ignore it. The engine sets it every frame (core::WorkerController).
+  void set_active_workers(std::uint32_t count);
+  std::uint32_t active_workers() const;
+  // Whether the participants keep to the CPUs Config::pin_workers gave them (true, the start) or
+  // may run anywhere the process may: a quiet machine is faster pinned, one whose every core is
+  // busy with other programs often faster not (docs/jobs.md has the numbers). Participant 0
+  // follows at once, each worker before it next looks for work. A no-op where nothing was
+  // pinned. From participant 0, between frames; the engine's dynamic mode chooses every frame.
+  void set_pinned(bool pinned);
+  bool pinned() const;
   // Participant index of the calling thread, or kExternalThread.
   std::uint32_t current_worker() const;
 
@@ -322,6 +344,9 @@ class JobSystem {
   void submit(detail::Job* job, std::span<Counter* const> dependencies);
   void run_inline(detail::Job* job, std::span<Counter* const> dependencies);
   void run_now(detail::Job* job, Counter& counter);
+  bool may_run_at_once() const;
+  void run_at_once(detail::Job* job);
+  void update_at_once();
   void note_heap_continuation(const JobDesc& desc);
   static bool any_pending(std::span<Counter* const> dependencies) {
     for (const Counter* c : dependencies) {
@@ -337,6 +362,8 @@ class JobSystem {
   Mode mode_;
   std::uint32_t worker_count_ = 1;
   std::uint32_t job_stride_ = 0;
+  // Dynamic mode with one active participant (set_active_workers(1), or one participant).
+  std::atomic<bool> at_once_{false};
   std::unique_ptr<detail::Scheduler> scheduler_;
 };
 
@@ -352,6 +379,15 @@ void JobSystem::submit_callable(Counter* counter, std::span<Counter* const> depe
   static_assert(alignof(Fn) <= 64, "job callable needs more than 64-byte alignment");
   static_assert(std::is_invocable_v<Fn&>, "a job is invoked as fn()");
 
+  // One active participant and this is it: nobody else could start the job sooner, so it runs
+  // now, as in Single mode, without a trip through the queues.
+  if (at_once_.load(std::memory_order_relaxed) && dependencies.empty() && may_run_at_once()) {
+    detail::StackJob<Fn> slot;
+    slot.header.template prepare<Fn>(counter, desc, std::forward<F>(fn));
+    slot.header.flags = detail::kJobAtOnce;
+    run_at_once(&slot.header);
+    return;
+  }
   detail::Job* job = acquire_job();
   if (job == nullptr && any_pending(dependencies)) {
     // A continuation cannot run now; keep it, on the heap (counted and logged as an overflow).

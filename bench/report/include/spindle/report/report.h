@@ -60,6 +60,8 @@ struct Frame {
   double work_ms = 0, span_ms = 0, span_handoff_ms = 0, handoff_us = 0;
   std::uint32_t jobs = 0;  // jobs in the recorded graph
   double cpu_ms = 0;       // CPU time the process used during the frame, every thread
+  // Workers the frame could use (dynamic mode: those its worker controller woke); 0: not known.
+  std::uint32_t active_workers = 0;
 };
 
 // The simulator's replay of a series' recorded frames on `workers` threads under its mode's

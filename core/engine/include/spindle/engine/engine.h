@@ -46,6 +46,7 @@
 #include <spindle/base/time.h>
 #include <spindle/ecs/world.h>
 #include <spindle/engine/phase.h>
+#include <spindle/engine/worker_controller.h>
 #include <spindle/jobs/job_graph.h>
 #include <spindle/jobs/job_system.h>
 
@@ -147,6 +148,10 @@ struct FrameStats {
   std::uint64_t span_handoff_ns = 0;
   std::uint64_t handoff_ns = 0;
   std::uint32_t jobs = 0;  // jobs recorded (record_job_graph only)
+  // Participants the frame could use: all of the mode's, or in dynamic mode the ones the worker
+  // controller woke, and whether they kept to their CPUs.
+  std::uint32_t active_workers = 1;
+  bool pinned = false;
   // Jobs that ran inline on their submitter this frame because no job slot was free (a parallel
   // stage quietly running serially): raise jobs::Config::jobs_per_worker. Logged as a warning.
   std::uint64_t job_overflows = 0;
@@ -234,6 +239,10 @@ struct EngineConfig {
   // last_job_graph() the graph to analyse or replay. A few ns per job while the frame runs and a
   // conversion after it (outside frame_ns); the first frames allocate the buffers.
   bool record_job_graph = false;
+  // Dynamic mode: wake only the workers that shorten the frame, pinned or not, chosen every frame
+  // by measuring (core::WorkerController, worker_controller.h); false: every participant,
+  // pinned as pin_workers says, every frame.
+  bool adapt_workers = true;
 };
 
 class Engine {

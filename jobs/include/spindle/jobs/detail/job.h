@@ -59,6 +59,9 @@ struct alignas(64) Job {
 
 inline constexpr std::uint32_t kJobPooled = 1u;  // slot of a JobPool: freed by Job::state
 inline constexpr std::uint32_t kJobHeap = 2u;    // emergency continuation: freed with delete
+// Run at once by its submitter (JobSystem::set_active_workers(1)): its counter was never raised,
+// so finishing it does not lower it either (an exception still reaches the counter).
+inline constexpr std::uint32_t kJobAtOnce = 8u;
 // Not a job: stands in one dependency's continuation list for a job with several dependencies;
 // its capture holds that job's address. Releasing it counts down Job::joins.
 inline constexpr std::uint32_t kJobLink = 4u;

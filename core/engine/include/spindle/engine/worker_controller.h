@@ -1,0 +1,83 @@
+// The dynamic mode's choice of how many workers to wake each frame, and whether they keep to their
+// own cores: the fewest that keep the frame short, found from what every frame measures anyway. A
+// plain job with inputs and outputs (no engine, no clocks), so it can be tested with exact
+// numbers.
+//
+// Usage (the Engine does this around every frame in dynamic mode):
+//
+//   spindle::core::WorkerController controller;
+//   controller.workers = jobs.participant_count();
+//   controller.may_unpin = true;                           // Config::pin_workers: try both ways
+//   spindle::core::WorkerChoice c = controller.choose();   // before the frame
+//   jobs.set_active_workers(c.workers);
+//   jobs.set_pinned(c.pinned);
+//   ... run the frame ...
+//   controller.observe(c, frame_ms, work_ms, wake_us);     // after it
+//
+// The candidates, in order of preference: one worker (not pinned: alone, it should run wherever
+// the OS has room, as single mode's thread does), then 2, 4 ... and `workers` itself, each pinned
+// and then not pinned (with may_unpin; else only not pinned). The counts stop at a cap: a worker
+// is only worth waking if the frame's work, spread over the workers, gives it at least
+// min_work_per_worker_us more than the measured cost of waking it. Each candidate keeps a moving
+// average of the frame time it gave. The choice is the earliest candidate that no later one beats
+// by more than `margin` (so a second core that shortens the frame by 2% stays asleep). Now and
+// then the candidate before or after the choice is tried again (every explore_every frames while
+// it is unmeasured or within a margin of the choice, less often the further behind it is, 32
+// times less at most), so the choice follows the machine: other programs taking the cores, or
+// leaving. Pinning helps a quiet machine and hurts one whose every core is busy (docs/jobs.md has
+// the measurements behind the numbers).
+#pragma once
+
+#include <cstdint>
+
+namespace spindle::core {
+
+struct WorkerChoice {
+  std::uint32_t workers = 1;  // participants that may be handed work, participant 0 included
+  bool pinned = false;        // whether they keep to their own CPUs
+  bool operator==(const WorkerChoice&) const = default;
+};
+
+struct WorkerController {
+  // Settings.
+  std::uint32_t workers = 1;           // participants available (>= 1)
+  bool may_unpin = false;              // pinned candidates exist: pinning is the job config's
+  double margin = 0.05;                // a later candidate must shorten the frame by this share
+  double min_work_per_worker_us = 50;  // work a woken worker must get beyond its wake cost
+  std::uint32_t explore_every = 8;     // frames between trials of a close neighbour
+  double ema_alpha = 0.1;              // of the candidate in use (measured every frame)
+  double trial_alpha = 0.3;            // of a candidate tried now and then
+
+  static constexpr int kMaxCandidates = 16;  // 1, then 2 ... 64 pinned and not
+
+  // What to run the next frame with.
+  WorkerChoice choose();
+  // After a frame run with `choice`: its wall time per simulation step, the work it did (every
+  // job's own time) and the measured cost of waking a worker (0: unknown).
+  void observe(const WorkerChoice& choice, double frame_ms, double work_ms, double wake_us = 0);
+  // Forgets every measurement (a scene or mode switch changes what frames cost).
+  void reset();
+
+  // What it has learnt, for reports and tests.
+  WorkerChoice current() const { return current_; }
+  std::uint32_t cap() const;
+  double estimate_ms(const WorkerChoice& choice) const;  // NaN if never measured
+
+ private:
+  int index_of(const WorkerChoice& choice) const;  // -1 if not a candidate
+  WorkerChoice candidate(int index) const;
+  int candidate_count() const;
+  int allowed_count() const;  // the candidates within the cap
+  int best_index() const;
+
+  double ema_[kMaxCandidates] = {};
+  bool measured_[kMaxCandidates] = {};
+  std::uint32_t frames_ = 0;
+  std::uint32_t last_trial_ = 0;
+  bool trial_up_ = false;  // the next trial goes up the list (else down)
+  WorkerChoice current_{};
+  double work_ms_ = 0;
+  double wake_us_ = 0;
+};
+
+}  // namespace spindle::core

@@ -1,0 +1,151 @@
+// The worker controller with exact numbers: frame times as a function of the workers woken, the
+// choice it settles on, how rarely it tries a worse count, and how it follows a change.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include <spindle/engine/worker_controller.h>
+
+namespace spindle::core {
+namespace {
+
+// Runs `frames` frames whose time is frame_ms(k) (pinning makes no difference here); returns how
+// many frames used each k.
+std::map<std::uint32_t, int> run(WorkerController& c, int frames,
+                                 const std::function<double(std::uint32_t)>& frame_ms,
+                                 double work_ms = 20) {
+  std::map<std::uint32_t, int> used;
+  for (int f = 0; f < frames; ++f) {
+    const WorkerChoice k = c.choose();
+    EXPECT_GE(k.workers, 1u);
+    EXPECT_LE(k.workers, c.workers);
+    EXPECT_FALSE(k.pinned) << "pinning is not a candidate without may_unpin";
+    ++used[k.workers];
+    c.observe(k, frame_ms(k.workers), work_ms);
+  }
+  return used;
+}
+
+TEST(WorkerController, AQuietMachineUsesEveryWorkerAndRarelyTriesFewer) {
+  WorkerController c;
+  c.workers = 2;
+  run(c, 200, [](std::uint32_t k) { return k == 2 ? 10.0 : 20.0; });
+  const auto used = run(c, 1000, [](std::uint32_t k) { return k == 2 ? 10.0 : 20.0; });
+  EXPECT_EQ(c.current().workers == 1 ? 2u : c.current().workers, 2u);
+  // One worker is 2x slower (20 margins behind): tried once every 8 x 20 frames.
+  EXPECT_LE(used.count(1) ? used.at(1) : 0, 1000 / 160 + 1);
+  EXPECT_GE(used.count(1) ? used.at(1) : 0, 1) << "it keeps checking";
+  EXPECT_NEAR(c.estimate_ms({2, false}), 10.0, 1e-9);
+  EXPECT_NEAR(c.estimate_ms({1, false}), 20.0, 1e-9);
+}
+
+TEST(WorkerController, ABusyMachineWhereASecondThreadLosesUsesOne) {
+  WorkerController c;
+  c.workers = 2;
+  const auto used = run(c, 1000, [](std::uint32_t k) { return k == 2 ? 22.0 : 20.0; });
+  EXPECT_GT(used.at(1), 900);
+}
+
+TEST(WorkerController, AWorkerThatShortensTheFrameByLessThanTheMarginStaysAsleep) {
+  WorkerController c;
+  c.workers = 2;
+  run(c, 100, [](std::uint32_t k) { return k == 2 ? 19.5 : 20.0; });
+  const auto used = run(c, 400, [](std::uint32_t k) { return k == 2 ? 19.5 : 20.0; });
+  EXPECT_GT(used.at(1), 300);
+  // 10% shorter is worth it.
+  WorkerController d;
+  d.workers = 2;
+  run(d, 100, [](std::uint32_t k) { return k == 2 ? 18.0 : 20.0; });
+  const auto used_d = run(d, 400, [](std::uint32_t k) { return k == 2 ? 18.0 : 20.0; });
+  EXPECT_GT(used_d.at(2), 300);
+}
+
+TEST(WorkerController, WorkTooSmallToShareNeverWakesASecondWorker) {
+  WorkerController c;
+  c.workers = 16;
+  // 0.1 ms of work and a 20 us wake: one worker's worth at most (100 / (50 + 20)).
+  std::map<std::uint32_t, int> used;
+  for (int f = 0; f < 300; ++f) {
+    const WorkerChoice k = c.choose();
+    ++used[k.workers];
+    c.observe(k, 0.1, 0.1, 20);
+  }
+  EXPECT_EQ(c.cap(), 1u);
+  EXPECT_LE(used.size(), 2u) << "only the first frame, before any work was measured, uses more";
+  EXPECT_GT(used[1], 295);
+}
+
+TEST(WorkerController, SixteenWorkersSettleOnTheFewestThatReachTheSpan) {
+  WorkerController c;
+  c.workers = 16;
+  // work 16 ms, span 2 ms: 8 workers reach the span, 16 are no faster.
+  const auto frame = [](std::uint32_t k) { return std::max(16.0 / k, 2.0); };
+  run(c, 600, frame, 16);
+  const auto used = run(c, 600, frame, 16);
+  EXPECT_GT(used.at(8), 500);
+}
+
+TEST(WorkerController, FollowsTheMachineWhenOtherProgramsComeAndGo) {
+  WorkerController c;
+  c.workers = 2;
+  auto quiet = [](std::uint32_t k) { return k == 2 ? 10.0 : 20.0; };
+  auto busy = [](std::uint32_t k) { return k == 2 ? 30.0 : 20.0; };
+  run(c, 300, quiet);
+  EXPECT_EQ(c.choose().workers, 2u);
+  // Busy: the count in use gets slow; within a few trials it moves to one worker.
+  run(c, 200, busy);
+  const auto used_busy = run(c, 200, busy);
+  EXPECT_GT(used_busy.at(1), 180);
+  // Quiet again: trying two workers now and then finds them faster again.
+  run(c, 300, quiet);
+  const auto used_quiet = run(c, 200, quiet);
+  EXPECT_GT(used_quiet.at(2), 180);
+}
+
+TEST(WorkerController, ResetForgetsTheMeasurements) {
+  WorkerController c;
+  c.workers = 4;
+  run(c, 100, [](std::uint32_t k) { return 10.0 / k; });
+  EXPECT_TRUE(std::isfinite(c.estimate_ms({4, false})));
+  c.reset();
+  EXPECT_TRUE(std::isnan(c.estimate_ms({4, false})));
+  EXPECT_EQ(c.choose().workers, 4u) << "unmeasured: starts with every worker";
+}
+
+// With pinning as an option: the candidates are one worker, then each count pinned and not. It
+// starts pinned, keeps pinning while that is as fast, and lets go when every core is busy and
+// threads that may move are faster; one worker alone is never pinned.
+TEST(WorkerController, PinsWhileThatHelpsAndLetsGoWhenItHurts) {
+  WorkerController c;
+  c.workers = 2;
+  c.may_unpin = true;
+  EXPECT_EQ(c.choose(), (WorkerChoice{2, true})) << "starts with every worker, pinned";
+  std::map<std::pair<std::uint32_t, bool>, int> used;
+  auto frames = [&](int n, auto frame_ms) {
+    used.clear();
+    for (int f = 0; f < n; ++f) {
+      const WorkerChoice k = c.choose();
+      if (k.workers == 1) {
+        EXPECT_FALSE(k.pinned);
+      }
+      ++used[{k.workers, k.pinned}];
+      c.observe(k, frame_ms(k), 20);
+    }
+  };
+  // Quiet: pinned a little faster than not, one worker twice as slow.
+  auto quiet = [](WorkerChoice k) { return k.workers == 1 ? 20.0 : (k.pinned ? 10.0 : 10.3); };
+  frames(400, quiet);
+  frames(400, quiet);
+  EXPECT_GT((used[{2, true}]), 380);
+  // Busy: pinned threads wait on each other, free ones do not.
+  auto busy = [](WorkerChoice k) { return k.workers == 1 ? 20.0 : (k.pinned ? 21.0 : 14.0); };
+  frames(400, busy);
+  frames(400, busy);
+  EXPECT_GT((used[{2, false}]), 350);
+}
+
+}  // namespace
+}  // namespace spindle::core
