@@ -263,10 +263,13 @@ constexpr std::uint32_t kPredictedWorkers[] = {1, 2, 4, 8, 16, 32, 64};
 // Recorded frames replayed per series, spread over its measured frames.
 constexpr std::uint32_t kReplayedFrames = 7;
 
-// Replays of one recorded frame on each worker count, by the index of the counts.
+// Replays of one recorded frame on each worker count, by the index of the counts, and what is on
+// the span of the frame cut for 16 workers, by job tag.
 struct Replays {
   std::vector<std::vector<double>> with, free, bound;  // ms
-  explicit Replays(std::size_t counts) : with(counts), free(counts), bound(counts) {}
+  std::vector<std::vector<double>> critical16;         // ms, by tag
+  explicit Replays(std::size_t counts)
+      : with(counts), free(counts), bound(counts), critical16(jobs::kMaxTags) {}
 };
 
 // Replays `graph` under its mode's policy on each count: with the measured hand-off, with free
@@ -285,8 +288,13 @@ void replay(const jobs::JobGraph& graph, std::span<const std::uint32_t> counts, 
     sim.workers = 0;  // unbounded: the span
     sim.cut_workers = counts[i];
     sim.handoff_ns = graph.handoff_ns;
-    const double span = static_cast<double>(jobs::simulate(graph, sim).frame_ns);
-    out.bound[i].push_back(std::max(work / counts[i], span) * 1e-6);
+    sim.critical_path = counts[i] == 16;
+    const jobs::SimResult spanned = jobs::simulate(graph, sim);
+    sim.critical_path = false;
+    out.bound[i].push_back(std::max(work / counts[i], static_cast<double>(spanned.frame_ns)) *
+                           1e-6);
+    for (std::size_t t = 0; t < spanned.critical_ns.size(); ++t)
+      out.critical16[t].push_back(static_cast<double>(spanned.critical_ns[t]) * 1e-6);
   }
 }
 
@@ -353,6 +361,16 @@ report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mo
             [](const report::Prediction& a, const report::Prediction& b) {
               return a.workers < b.workers;
             });
+  // Stage i books its jobs under tag i + 1; tag 0 is the frame's own code and untagged jobs.
+  for (std::size_t t = 0; t < replays.critical16.size(); ++t) {
+    if (replays.critical16[t].empty()) continue;
+    const double ms = report::quantile(replays.critical16[t], 0.5);
+    if (!(ms > 0)) continue;
+    const std::string name =
+        t == 0 ? "outside stages"
+               : (t - 1 < r.stage_names.size() ? r.stage_names[t - 1] : "tag " + std::to_string(t));
+    r.critical16_ms.emplace_back(name, ms);
+  }
   r.world_hash = engine.world().state_hash();
   // The mixed audio joins the world's hash: the determinism check covers every sample too.
   if (const SceneAudio* a = engine.world().resource<SceneAudio>())

@@ -322,8 +322,9 @@ void setup_swarm(core::Engine& engine, const SceneParams& p) {
       engine, p, camera, n,
       [look](core::StageContext& ctx, render::Renderer& rr) {
         const std::span<const SwarmAgent> a = ctx.world().storage<SwarmAgent>()->data();
+        // Every draw is written below, in parallel: no serial clearing first.
         const std::span<render::DrawCommand> draws =
-            rr.append_draws(static_cast<std::uint32_t>(a.size()));
+            rr.append_draws(static_cast<std::uint32_t>(a.size()), false);
         ctx.parallel_for(
             static_cast<std::uint32_t>(draws.size()), [&](std::uint32_t b, std::uint32_t e) {
               for (std::uint32_t i = b; i < e; ++i)
@@ -468,7 +469,8 @@ void setup_imbalanced(core::Engine& engine, const SceneParams& p) {
         const std::span<const WorkC> c = w.storage<WorkC>()->data();
         const std::span<const WorkD> d = w.storage<WorkD>()->data();
         const auto n = static_cast<std::uint32_t>(a.size());
-        const std::span<render::DrawCommand> draws = rr.append_draws(n);
+        const std::span<render::DrawCommand> draws =
+            rr.append_draws(n, false);  // all written below
         const float half = 0.75f * static_cast<float>(look->per_row);
         ctx.parallel_for(
             static_cast<std::uint32_t>(draws.size()), [&](std::uint32_t lo, std::uint32_t hi) {

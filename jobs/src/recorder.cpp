@@ -395,6 +395,7 @@ void Recorder::convert(JobGraph& out, double ns_per_tick) {
     const std::uint32_t r = out.nodes[n].range;
     if (r == JobGraph::kNone) continue;
     ++out.ranges[r].jobs;
+    out.ranges[r].tag = out.nodes[n].tag;
   }
   // Pieces grouped by range, in item order (a counting sort keeps them stable).
   {

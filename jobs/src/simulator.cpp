@@ -156,6 +156,7 @@ class Simulation {
       step(e.worker);
     }
     SimResult out;
+    if (c_.critical_path) out.critical_ns = critical_path(root);
     out.frame_ns = now_;
     out.busy_ns = busy_;
     out.handoffs = handoffs_;
@@ -176,6 +177,20 @@ class Simulation {
     std::uint32_t outstanding = 0;
     std::uint32_t worker = kNone;     // running (or blocked) on
     std::uint32_t queued_by = kNone;  // the worker that queued it
+    // Critical-path tracing: the task that made it runnable and when, the dependency whose end
+    // let its wait go, when it ended, and its timeline (its last segment in trace_).
+    std::uint32_t released_by = kNone;
+    std::uint64_t released_at = 0;
+    std::uint32_t last_dep = kNone;
+    std::uint64_t ended_at = 0;
+    std::uint32_t first_segment = kNone;
+  };
+  // A piece of a task's timeline, when tracing: own time (tag) or a wait let go by `dep`.
+  struct Segment {
+    std::uint64_t begin, end;
+    std::uint32_t dep;  // kNone: own time
+    std::uint16_t tag;
+    std::uint32_t previous;  // the task's segment before this one
   };
   struct Worker {
     std::vector<std::uint32_t> stack;  // back() runs; below it, strands blocked in a wait
@@ -218,8 +233,50 @@ class Simulation {
     Task t;
     t.type = type;
     t.node = node;
+    t.released_by = running_;
+    t.released_at = now_;
     tasks_.push_back(t);
     return static_cast<std::uint32_t>(tasks_.size() - 1);
+  }
+
+  void trace(std::uint32_t task, std::uint64_t begin, std::uint64_t end, std::uint32_t dep,
+             std::uint16_t tag) {
+    if (!c_.critical_path) return;
+    trace_.push_back({begin, end, dep, tag, tasks_[task].first_segment});
+    tasks_[task].first_segment = static_cast<std::uint32_t>(trace_.size() - 1);
+  }
+
+  // Walks back from node 0's end along what each step waited for: own time is the path's, a wait
+  // jumps to the dependency that ended last, a task's start to the task that released it.
+  std::vector<std::uint64_t> critical_path(std::uint32_t root) const {
+    std::vector<std::uint64_t> by_tag(kMaxTags, 0);
+    std::uint32_t task = root;
+    std::uint64_t at = tasks_[root].ended_at;
+    for (std::size_t guard = 0; task != kNone && guard < trace_.size() + tasks_.size() + 1;
+         ++guard) {
+      std::uint32_t s = tasks_[task].first_segment;
+      while (s != kNone && trace_[s].begin > at) s = trace_[s].previous;
+      std::uint32_t jump = kNone;
+      std::uint64_t jump_at = 0;
+      for (; s != kNone; s = trace_[s].previous) {
+        const Segment& seg = trace_[s];
+        if (seg.dep != kNone) {
+          jump = seg.dep;
+          jump_at = tasks_[seg.dep].ended_at;
+          break;
+        }
+        by_tag[std::min<std::uint32_t>(seg.tag, kMaxTags - 1)] +=
+            std::min(seg.end, at) - std::min(seg.begin, at);
+        at = seg.begin;
+      }
+      if (jump == kNone) {
+        jump = tasks_[task].released_by;
+        jump_at = tasks_[task].released_at;
+      }
+      task = jump;
+      at = jump_at;
+    }
+    return by_tag;
   }
 
   void schedule(std::uint32_t w, std::uint64_t time) {
@@ -376,6 +433,14 @@ class Simulation {
   }
 
   void complete(std::uint32_t task, std::uint32_t w) {
+    tasks_[task].ended_at = now_;
+    const std::uint32_t outer = running_;
+    running_ = task;  // what its end releases, it released
+    struct Restore {
+      std::uint32_t& slot;
+      std::uint32_t value;
+      ~Restore() { slot = value; }
+    } restore{running_, outer};
     Task& t = tasks_[task];
     if (t.type == Task::NodeTask) {
       node_done_[t.node] = 1;
@@ -396,6 +461,7 @@ class Simulation {
       }
       Task& t = tasks_[watcher.who];
       if (!t.blocked || t.outstanding == 0 || --t.outstanding != 0) continue;
+      t.last_dep = running_;
       // Its worker resumes it now if it sits idle in that wait; a busy one when its job ends.
       const std::uint32_t owner = t.worker;
       Worker& ow = workers_[owner];
@@ -434,10 +500,12 @@ class Simulation {
         continue;
       }
       const std::uint32_t id = workers_[w].stack.back();
+      running_ = id;
       if (tasks_[id].blocked) {
         if (tasks_[id].outstanding == 0) {
           tasks_[id].blocked = false;
           ++tasks_[id].cursor;
+          if (tasks_[id].last_dep != kNone) trace(id, now_, now_, tasks_[id].last_dep, 0);
           continue;
         }
         if (!acquire(w)) return;  // waits, helping when a job comes its way
@@ -462,6 +530,7 @@ class Simulation {
         }
         const std::uint64_t ns = piece_ns(tasks_[id].range, tasks_[id].lo, tasks_[id].hi);
         busy_ += ns;
+        trace(id, now_, now_ + ns, kNone, g_.ranges[tasks_[id].range].tag);
         tasks_[id].computing = true;
         schedule(w, now_ + ns);
         return;
@@ -485,6 +554,7 @@ class Simulation {
             continue;
           }
           busy_ += item.ns;
+          trace(id, now_, now_ + item.ns, kNone, node.tag);
           tasks_[id].computing = true;
           schedule(w, now_ + item.ns);
           return;
@@ -544,6 +614,8 @@ class Simulation {
   std::vector<Task> tasks_;
   std::vector<Worker> workers_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::vector<Segment> trace_;
+  std::uint32_t running_ = kNone;  // the task being stepped (it releases what it spawns)
   std::uint64_t now_ = 0;
   std::uint64_t seq_ = 0;
   std::uint64_t busy_ = 0;

@@ -34,7 +34,8 @@ void submit_instances(core::StageContext& ctx, const Q& query, Renderer& r,
   });
   counts[0] = 0;
   for (std::uint32_t c = 0; c < chunks; ++c) counts[c + 1] += counts[c];
-  const std::span<DrawCommand> draws = r.begin_frame(counts[chunks]);
+  // Every draw taken is written below, in parallel: no serial clearing first.
+  const std::span<DrawCommand> draws = r.begin_frame(counts[chunks], false);
   core::for_each_chunk(ctx.jobs(), chunks, {"render_submit", ctx.tag()}, [&](std::uint32_t c) {
     const core::ChunkRange range = core::chunk_range(n, chunks, c);
     std::uint32_t i = counts[c];

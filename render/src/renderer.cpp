@@ -781,13 +781,13 @@ const RendererConfig& Renderer::config() const {
   return impl_->config;
 }
 
-std::span<DrawCommand> Renderer::begin_frame(std::uint32_t count) {
+std::span<DrawCommand> Renderer::begin_frame(std::uint32_t count, bool clear) {
   impl_->draw_count = 0;
   impl_->stats.draws_refused = 0;
-  return append_draws(count);
+  return append_draws(count, clear);
 }
 
-std::span<DrawCommand> Renderer::append_draws(std::uint32_t count) {
+std::span<DrawCommand> Renderer::append_draws(std::uint32_t count, bool clear) {
   Impl& m = *impl_;
   const auto room = static_cast<std::uint32_t>(m.draws.size()) - m.draw_count;
   const std::uint32_t taken = std::min(count, room);
@@ -800,7 +800,7 @@ std::span<DrawCommand> Renderer::append_draws(std::uint32_t count) {
                         count, taken, m.draws.size());
   }
   DrawCommand* first = m.draws.data() + m.draw_count;
-  std::fill(first, first + taken, DrawCommand{});
+  if (clear) std::fill(first, first + taken, DrawCommand{});
   m.draw_count += taken;
   return {first, taken};
 }

@@ -436,6 +436,32 @@ TEST(Simulator, RangesAreCutAgainForMoreWorkers) {
   EXPECT_EQ(sim(g, SimPolicy::Static, 2), 33'000u);
 }
 
+TEST(Simulator, TheCriticalPathIsTheLongestChainByTag) {
+  // Node 0 computes 5 (tag 0), spawns a (10, tag 3) and b (20, tag 4), waits, computes 1.
+  JobGraph g = fork_join({10, 20});
+  g.nodes[1].tag = 3;
+  g.nodes[2].tag = 4;
+  g.items.insert(g.items.begin(), {Kind::Compute, 0, 0, 5});
+  g.items.insert(g.items.begin() + 4, {Kind::Compute, 0, 0, 1});
+  g.nodes[0].items += 2;
+  for (std::uint32_t n = 1; n < 3; ++n) g.nodes[n].first_item += 2;
+  SimConfig c;
+  c.workers = 0;
+  c.critical_path = true;
+  const SimResult r = simulate(g, c);
+  EXPECT_EQ(r.frame_ns, 26u);
+  ASSERT_EQ(r.critical_ns.size(), kMaxTags);
+  EXPECT_EQ(r.critical_ns[0], 6u);
+  EXPECT_EQ(r.critical_ns[3], 0u) << "a is off the path";
+  EXPECT_EQ(r.critical_ns[4], 20u);
+  // With a hand-off, the path is still b's, and the hand-off is the time nobody computed.
+  c.handoff_ns = 4;
+  const SimResult h = simulate(g, c);
+  EXPECT_EQ(h.frame_ns, 30u);
+  EXPECT_EQ(h.critical_ns[4], 20u);
+  EXPECT_EQ(h.critical_ns[0], 6u);
+}
+
 TEST(Simulator, IsDeterministicAndConservesWork) {
   std::vector<std::uint64_t> costs;
   for (int i = 0; i < 200; ++i) costs.push_back(1000 + (i * 7919) % 5000);

@@ -703,6 +703,8 @@ std::string render_html(const Run& run, const Model& m, const std::string& root)
     html_table(out, model_table(m, sc));
     out += "<h3>Predicted scaling (speedup over single, replayed frames)</h3>\n";
     html_table(out, scaling_table(m, sc));
+    out += "<h3>On the span with 16 workers (serial stretches to make parallel next)</h3>\n";
+    html_table(out, critical_table(m, sc));
     for (const Reference& ref : run.references) {
       if (ref.scene != sc.name) continue;
       out +=

@@ -78,6 +78,9 @@ Table lost_table(const Model& m, const Scene& s);
 Table model_table(const Model& m, const Scene& s);
 // Each mode's replay on 1 to 64 workers as speedup over single, and its efficiency on 16.
 Table scaling_table(const Model& m, const Scene& s);
+// What is on the span of the frames cut for 16 workers, by stage: the serial stretches to make
+// parallel next (dynamic and tbb, the largest object count).
+Table critical_table(const Model& m, const Scene& s);
 // The first `single` group of the scene at `objects`, or null.
 const Group* single_group(const Model& m, const Scene& s, std::uint32_t objects);
 // The median measured time of `g`'s frames at the indices another group replayed (the same

@@ -422,6 +422,34 @@ Table scaling_table(const Model& m, const Scene& s) {
   return t;
 }
 
+Table critical_table(const Model& m, const Scene& s) {
+  Table t;
+  t.header = {"objects", "mode", "on the span with 16 workers", "ms", "share of the frame on 16"};
+  if (s.object_counts.empty()) return t;
+  const std::uint32_t count = s.object_counts.back();
+  for (std::size_t gi : s.groups) {
+    const Group& g = m.groups[gi];
+    if (g.objects != count || (g.mode != "dynamic" && g.mode != "tbb")) continue;
+    // Medians over the repeats, by stage.
+    std::map<std::string, std::vector<double>> by_stage;
+    for (const Series* se : g.series)
+      for (const auto& [name, ms] : se->critical16_ms) by_stage[name].push_back(ms);
+    double frame16 = NAN;
+    for (const Prediction& p : g.predictions)
+      if (p.workers == 16) frame16 = p.frame_ms;
+    std::vector<std::pair<double, std::string>> rows;
+    for (const auto& [name, v] : by_stage) rows.emplace_back(quantile(v, 0.5), name);
+    std::sort(rows.rbegin(), rows.rend());
+    for (const auto& [ms, name] : rows) {
+      const double share = frame16 > 0 ? ms / frame16 : NAN;
+      if (share < 0.01) continue;
+      t.rows.push_back({std::to_string(g.objects), g.mode, name, fixed(ms, 3),
+                        std::isfinite(share) ? fixed(100.0 * share, 1) + "%" : ""});
+    }
+  }
+  return t;
+}
+
 Table stage_table(const Model& m, const Scene& s) {
   Table t;
   t.header = {"objects", "mode", "workers"};
@@ -527,6 +555,8 @@ json to_json(const Run& run, const detail::Model& m) {
       }
       frames.push_back(std::move(jf));
     }
+    json critical = json::object();
+    for (const auto& [name, ms] : se.critical16_ms) critical[name] = ms;
     json predictions = json::array();
     for (const Prediction& p : se.predictions)
       predictions.push_back({{"workers", p.workers},
@@ -536,6 +566,7 @@ json to_json(const Run& run, const detail::Model& m) {
     series.push_back({{"scene", se.scene},
                       {"predictions", std::move(predictions)},
                       {"replayed_frames", se.replayed},
+                      {"critical16_ms", std::move(critical)},
                       {"mode", se.mode},
                       {"workers", se.workers},
                       {"objects", se.objects},
@@ -688,6 +719,8 @@ std::string to_markdown(const Run& run, const detail::Model& m) {
     md_table(out, detail::model_table(m, sc));
     out += "\n### Predicted scaling (speedup over single, replayed frames)\n\n";
     md_table(out, detail::scaling_table(m, sc));
+    out += "\n### On the span with 16 workers (serial stretches to make parallel next)\n\n";
+    md_table(out, detail::critical_table(m, sc));
     for (const Reference& ref : run.references) {
       if (ref.scene != sc.name) continue;
       out += "\n### Beside " + md_cell(ref.source) + "\n\n" + md_cell(ref.note) + "\n\n";

@@ -75,6 +75,7 @@ struct JobGraph {
     std::uint32_t first_root = 0, root_count = 0;
     std::uint32_t jobs = 0;  // every job of the range
     std::uint64_t ns = 0;    // their Compute, summed
+    std::uint16_t tag = 0;   // its jobs' tag
     // Every job of it computed one piece and spawned only its own halves: it may be cut again.
     bool resplittable = false;
   };
@@ -134,6 +135,9 @@ struct SimConfig {
   // Cut ranges as for this many workers (0: `workers`): with workers = 0 (unbounded) it gives the
   // span of the frame as it would be cut for cut_workers threads.
   std::uint32_t cut_workers = 0;
+  // Fill SimResult::critical_ns: the own time on the path that ended the frame, by job tag
+  // (what to make parallel next). Meaningful with workers = 0, where that path is the span.
+  bool critical_path = false;
 };
 
 struct SimResult {
@@ -141,6 +145,9 @@ struct SimResult {
   std::uint64_t busy_ns = 0;   // Compute run, summed (the recording's work)
   std::uint64_t handoffs = 0;  // jobs started by a worker other than the one that queued them
   std::uint32_t workers = 0;   // threads used (with SimConfig::workers 0: how many helped)
+  // With SimConfig::critical_path: own time on the path that ended the frame, indexed by tag
+  // (kMaxTags entries); frame_ns minus their sum is time on it that no job computed (hand-offs).
+  std::vector<std::uint64_t> critical_ns;
 };
 
 // Replays `graph` on config.workers simulated threads. Deterministic: the same graph and config

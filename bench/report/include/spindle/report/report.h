@@ -93,6 +93,9 @@ struct Series {
   // which frames (indices into `frames`) were replayed.
   std::vector<Prediction> predictions;
   std::vector<std::uint32_t> replayed;
+  // The span of those frames cut for 16 workers, by what is on it: own time per stage name
+  // (medians over the frames; "outside stages" for the frame's own code and untagged jobs).
+  std::vector<std::pair<std::string, double>> critical16_ms;
 };
 
 struct Machine {
