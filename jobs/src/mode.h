@@ -47,6 +47,9 @@ class ModeImpl {
   virtual Job* find_work(std::uint32_t /*self*/) { return nullptr; }
   // Whether find_work(self) could return something now (an idle participant's cheap check).
   virtual bool has_work(std::uint32_t /*self*/) const { return false; }
+  // The same for a participant waiting on a counter (help_until): it may help more widely.
+  virtual Job* find_work_waiting(std::uint32_t self) { return find_work(self); }
+  virtual bool has_work_waiting(std::uint32_t self) const { return has_work(self); }
   // Whether any job is queued anywhere in this mode.
   virtual bool any_queued() const { return false; }
   // A participant found work after idling (dynamic mode passes a wake on from here).

@@ -141,6 +141,7 @@ Scheduler::Scheduler(const Config& config, std::uint32_t workers, std::uint32_t 
   base += (kCacheLine - reinterpret_cast<std::uintptr_t>(base) % kCacheLine) % kCacheLine;
 
   participants_ = std::make_unique<Participant[]>(worker_count_);
+  running_ = std::make_unique<Running[]>(worker_count_);
   for (std::uint32_t i = 0; i < worker_count_; ++i) {
     participants_[i].pool.init(base + i * pool_bytes, pool_size_, job_stride_);
   }
@@ -246,6 +247,10 @@ void Scheduler::note_submit(Job* job, std::span<Counter* const> dependencies) {
 
 void Scheduler::submit(Job* job, std::span<Counter* const> dependencies) {
   note_submit(job, dependencies);
+  if (t_state.scheduler == this && t_state.index < worker_count_) {
+    std::atomic<std::uint32_t>& submits = running_[t_state.index].submits;
+    submits.store(submits.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
   std::uint32_t count = 0;
   for (Counter* c : dependencies) count += c != nullptr ? 1 : 0;
   if (count == 0) {
@@ -330,6 +335,8 @@ void Scheduler::execute(Job* job, std::uint32_t worker, bool batch) {
   t_current_tag = desc.tag;
   t_spawn_range = 0;
   ++t_job_depth;
+  const bool own_slot = exclusive && slot < worker_count_;
+  if (own_slot) running_[slot].depth.store(t_job_depth, std::memory_order_relaxed);
 #if defined(__cpp_exceptions)
   try {
     job->invoke(*job);
@@ -340,6 +347,7 @@ void Scheduler::execute(Job* job, std::uint32_t worker, bool batch) {
   job->invoke(*job);
 #endif
   --t_job_depth;
+  if (own_slot) running_[slot].depth.store(t_job_depth, std::memory_order_relaxed);
   const std::uint64_t end = config_.time_jobs ? ticks() : 0;
   const std::uint64_t elapsed = end - start;
   // Its own time: nested jobs were booked by themselves, waits are nobody's work.

@@ -191,6 +191,20 @@ class Scheduler {
     const Participant& me = participants_[self];
     return me.batch_counter == &counter && counter.pending() <= me.batch_count;
   }
+  // Activity of the participants other than `self`: true when one is running a job, else
+  // `submits` gets the sum of their submission counts (a change means one submits from outside
+  // jobs, as a main thread does). With neither for a while, an idle participant parks instead of
+  // spinning: only new outside work can come.
+  bool others_active(std::uint32_t self, std::uint64_t& submits) const {
+    std::uint64_t sum = 0;
+    for (std::uint32_t i = 0; i < worker_count_; ++i) {
+      if (i == self) continue;
+      if (running_[i].depth.load(std::memory_order_relaxed) != 0) return true;
+      sum += running_[i].submits.load(std::memory_order_relaxed);
+    }
+    submits = sum;
+    return false;
+  }
   // Spins (then yields) until `counter` is done: for threads that cannot help.
   void wait_spinning(const Counter& counter);
   // The calling thread is inside a job (through run_inline and waits too).
@@ -248,6 +262,12 @@ class Scheduler {
   std::uint32_t previous_state_index_ = kExternalThread;
 
   std::unique_ptr<Recorder> recorder_;
+  // Per participant, a cache line each: how deep in jobs it is now (written by itself only).
+  struct alignas(kCacheLine) Running {
+    std::atomic<std::uint32_t> depth{0};
+    std::atomic<std::uint32_t> submits{0};  // jobs it queued, wrapping
+  };
+  std::unique_ptr<Running[]> running_;
   std::unique_ptr<std::byte[]> slot_memory_;
   std::unique_ptr<Participant[]> participants_;
   // Slot worker_count_ is shared by outside threads (and oneTBB's threads).

@@ -1,6 +1,8 @@
 // Mode::Static: the source thesis's job system made lock-free. Every job is dealt round-robin
-// into one participant's mailbox and runs there (no stealing); a parallel_for is split evenly,
-// one chunk per participant. Participant 0 runs its mailbox only while it waits (or while a spawn
+// into one participant's mailbox and runs there (no stealing between running workers); a
+// parallel_for is split evenly, one chunk per participant. A participant waiting on a counter
+// takes back jobs still queued in others' mailboxes, so a sleeping or descheduled worker does not
+// hold its share hostage. Participant 0 runs its mailbox only while it waits (or while a spawn
 // has filled its pool), so others deal to it only then, and it hands back what is left when it
 // stops waiting.
 #include <algorithm>
@@ -94,6 +96,22 @@ class StaticMode final : public ModeImpl {
     const Lane& me = lanes_[self];
     return !me.mailbox[0].maybe_empty() || !me.mailbox[1].maybe_empty();
   }
+
+  // A participant that waits with its own mailbox empty takes back a job still queued in
+  // another's: nobody has started it, and its worker may be asleep (a futex wake takes 10-100 us
+  // on a VM) or descheduled by another program. The split stays even and dealt round-robin; a
+  // share just cannot be stranded behind a worker that is not running.
+  Job* find_work_waiting(std::uint32_t self) override {
+    if (Job* job = find_work(self)) return job;
+    for (std::uint32_t k = 1; k < count_; ++k) {
+      const std::uint32_t other = (self + k) % count_;
+      for (MpmcQueue& mailbox : lanes_[other].mailbox) {
+        if (Job* job = mailbox.pop()) return job;
+      }
+    }
+    return nullptr;
+  }
+  bool has_work_waiting(std::uint32_t /*self*/) const override { return any_queued(); }
 
   bool any_queued() const override {
     for (std::uint32_t q = 0; q < kPriorityCount; ++q) {

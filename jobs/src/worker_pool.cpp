@@ -14,6 +14,14 @@ constexpr std::uint64_t kBurstLeadNs = 200'000;
 // How long after a predicted burst's due time worker 1 keeps spinning for it.
 constexpr std::uint64_t kBurstLagNs = 40'000;
 
+// Idle workers that spin before parking at any one time; the rest park at once.
+constexpr std::uint32_t kMaxIdleSpinners = 2;
+
+// How long an idle participant keeps spinning once no other participant runs a job or submits
+// one: then only outside code (the next frame, after the game's own serial code) can make work,
+// and a wake costs less than spinning through that.
+constexpr std::uint64_t kQuietSpinNs = 3'000;
+
 }  // namespace
 
 WorkerPool::WorkerPool(Scheduler& scheduler)
@@ -193,7 +201,7 @@ void WorkerPool::help_until(Counter& counter, std::uint32_t self, ModeImpl& mode
     // Our own batch is all that is left of `counter`: settle it so the counter can finish.
     if (scheduler_.batch_holds_rest_of(self, counter)) scheduler_.flush_batch(self);
     if (counter.done()) break;
-    if (Job* job = mode.find_work(self)) {
+    if (Job* job = mode.find_work_waiting(self)) {
       if (after_idle) mode.found_work_after_idle(self);
       after_idle = false;
       scheduler_.execute(job, self, true);
@@ -214,18 +222,37 @@ bool WorkerPool::idle(std::uint32_t self, const Counter* counter, ParkInfo* park
   // Only idle workers count as spinning: a waiter may leave as soon as its counter is done, so
   // a submitter must not rely on it to take new work.
   const std::uint32_t spinner = counter == nullptr ? 1 : 0;
-  spinning_.fetch_add(spinner, std::memory_order_relaxed);
+  // A couple of spinners find new work as fast as all of them would, and pass a wake on to the
+  // next sleeper (found_work_after_idle): the others sleep at once, so an idle pool costs the
+  // same CPU on 16 cores as on 2.
+  if (spinning_.fetch_add(spinner, std::memory_order_relaxed) >= kMaxIdleSpinners && spinner != 0)
+    spin_ns = 1;
+  std::uint64_t quiet_since = 0;
+  std::uint64_t submits_seen = ~0ull;
   for (std::uint32_t i = 1;; ++i) {
     if (counter != nullptr ? counter->done() : stopping_.load(std::memory_order_relaxed)) {
       spinning_.fetch_sub(spinner, std::memory_order_relaxed);
       return counter != nullptr;
     }
-    if (scheduler_.current().has_work(self)) {
+    if (counter != nullptr ? scheduler_.current().has_work_waiting(self)
+                           : scheduler_.current().has_work(self)) {
       spinning_.fetch_sub(spinner, std::memory_order_relaxed);
       return true;
     }
     cpu_relax();
-    if ((i & 31) == 0 && now_ns() - start >= spin_ns) break;
+    if ((i & 31) == 0) {
+      const std::uint64_t now = now_ns();
+      if (now - start >= spin_ns) break;
+      std::uint64_t submits = 0;
+      if (scheduler_.others_active(self, submits) || submits != submits_seen) {
+        quiet_since = 0;
+        submits_seen = submits;
+      } else if (quiet_since == 0) {
+        quiet_since = now;
+      } else if (now - quiet_since >= kQuietSpinNs) {
+        break;
+      }
+    }
   }
 
   std::atomic<std::uint32_t>& word = wake_[self].epoch;
@@ -239,7 +266,9 @@ bool WorkerPool::idle(std::uint32_t self, const Counter* counter, ParkInfo* park
   parked_.fetch_or(bit, std::memory_order_seq_cst);
   full_fence();
   const bool stop = counter == nullptr && stopping_.load(std::memory_order_relaxed);
-  if (!stop && !scheduler_.current().has_work(self) && !(counter != nullptr && counter->done())) {
+  const bool work = counter != nullptr ? scheduler_.current().has_work_waiting(self)
+                                       : scheduler_.current().has_work(self);
+  if (!stop && !work && !(counter != nullptr && counter->done())) {
     scheduler_.count_park(self);
     const bool sentinel =
         counter == nullptr && self == 1 && config_.predictive_wake && active(self);

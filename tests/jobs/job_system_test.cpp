@@ -588,7 +588,12 @@ TEST(JobSystem, PinsEachParticipantToItsOwnCpu) {
   {
     JobSystem js(config);
     Counter counter;
-    // Static mode deals consecutive jobs round-robin: every participant gets some.
+    // Static mode deals consecutive jobs round-robin: every participant gets some. A waiting
+    // participant takes back jobs a sleeping worker has not started, so each job holds its
+    // thread until every participant has run one (or a second has passed).
+    std::atomic<std::uint32_t> seen{0};
+    std::vector<std::atomic<bool>> ran(config.workers);
+    const auto start = std::chrono::steady_clock::now();
     for (std::uint32_t i = 0; i < config.workers * 4; ++i) {
       js.run(counter, {"where"}, [&] {
         cpu_set_t mine;
@@ -598,6 +603,10 @@ TEST(JobSystem, PinsEachParticipantToItsOwnCpu) {
         mask_size[w] = CPU_COUNT(&mine);
         for (int c = 0; c < CPU_SETSIZE; ++c) {
           if (CPU_ISSET(c, &mine)) cpu_of[w] = c;
+        }
+        if (!ran[w].exchange(true)) seen.fetch_add(1);
+        while (seen.load() < config.workers &&
+               std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) {
         }
       });
     }

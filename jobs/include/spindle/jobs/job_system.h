@@ -113,13 +113,16 @@ struct Config {
   // Jobs each participant can have in flight; also each deque's and mailbox's size. Rounded up
   // to a power of two.
   std::uint32_t jobs_per_worker = 4096;
-  // How long an idle participant keeps looking for work before it parks.
+  // How long an idle participant keeps looking for work before it parks. At most two idle
+  // workers spin at a time; the others park at once.
   std::uint32_t spin_before_park_us = 50;
   // Frames come at a steady cadence. When bursts of work arrive at regular intervals, worker 1
   // learns the period and wakes itself shortly before the next burst is due, so the submitting
-  // thread does not pay the 10-25 us of a futex wake (a VM's cost) on its critical path. Costs
-  // about spin_before_park_us of spinning per period; off: workers sleep until woken.
-  bool predictive_wake = true;
+  // thread does not pay the 10-25 us of a futex wake (a VM's cost) on its critical path. It costs
+  // about 240 us of spinning per period (a timed sleep on a VM ends up to 150 us late): 24 ms of
+  // CPU per second at 100 bursts a second, against 20 us less latency per burst. Off by default:
+  // a good neighbour does not spin for 2% of a frame (docs/jobs.md has the numbers).
+  bool predictive_wake = false;
   // Measure every job (per-tag and per-worker time). Costs two timestamp reads per job.
   bool time_jobs = true;
   // Dynamic mode with one active participant (one in all, or set_active_workers(1)): a job it
