@@ -69,6 +69,7 @@ struct Recorder::Scratch {
     std::uint64_t idle_since = 0;  // the executing thread's last event before the start
     bool idle_at_start = false;    // it was outside jobs or waiting then
     bool submitted = false, begun = false, pure = true;
+    bool queuable = false;  // ran at once only for lack of another active participant
     std::uint16_t submit_thread = 0;
   };
   std::vector<TempItem> items;
@@ -147,7 +148,7 @@ std::uint32_t Recorder::next_range_id() {
 }
 
 void Recorder::add(EventType type, std::uint64_t x, std::uint64_t y, std::uint32_t a,
-                   std::uint16_t tag) {
+                   std::uint16_t tag, std::uint8_t flags) {
   Buffer* buffer = bind();
   if (buffer == nullptr) return;
   if (buffer->size >= buffer->capacity) {
@@ -160,6 +161,7 @@ void Recorder::add(EventType type, std::uint64_t x, std::uint64_t y, std::uint32
   e.y = y;
   e.a = a;
   e.type = type;
+  e.flags = flags;
   e.tag = tag;
 }
 
@@ -294,6 +296,7 @@ void Recorder::convert(JobGraph& out, double ns_per_tick) {
           inf.submit = tick;
           inf.submitted = true;
           inf.submit_thread = static_cast<std::uint16_t>(t);
+          inf.queuable = (e.flags & kSubmitQueuable) != 0;
           emit(*top, Item{Kind::Spawn, child, 0, 0}, 0);
           break;
         }
@@ -312,8 +315,10 @@ void Recorder::convert(JobGraph& out, double ns_per_tick) {
             inf.idle_since = previous_tick;
             inf.idle_at_start = s.stack.size() == 1 || top->in_wait;
             out.nodes[node].thread = static_cast<std::uint16_t>(t);
-            // Run at once by the strand that just submitted it: a call, not a spawn.
-            if (!top->in_wait && top->last_event != ~0u) {
+            if (e.x != 0) out.nodes[node].name = reinterpret_cast<const char*>(e.x);
+            // Run at once by the strand that just submitted it: a call, not a spawn (unless it
+            // ran there only because nobody else was active).
+            if (!top->in_wait && top->last_event != ~0u && !inf.queuable) {
               Item& last = s.items[top->last_event].item;
               if (last.kind == Kind::Spawn && last.ref == node) {
                 last.kind = Kind::Call;
@@ -358,6 +363,7 @@ void Recorder::convert(JobGraph& out, double ns_per_tick) {
           out.ranges[r].begin = e.x;
           out.ranges[r].end = e.y;
           out.ranges[r].parent = top->node;
+          out.ranges[r].fixed_split = (e.flags & kRangeFixed) != 0;
           break;
         }
         case EventType::PieceBegin: {

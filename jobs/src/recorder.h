@@ -29,13 +29,13 @@ namespace spindle::jobs::detail {
 class Recorder {
  public:
   enum class EventType : std::uint8_t {
-    Submit,      // x: counter key, y: range id (0: none), a: job id, b: parent flag, tag
+    Submit,      // x: counter key, y: range id (0: none), a: job id, tag, flags
     Dep,         // x: counter key, a: job id
-    Begin,       // a: job id (0: submitted before the recording)
+    Begin,       // x: its name (const char*), a: job id (0: submitted before the recording)
     End,         // a: job id
     WaitBegin,   // x: counter key
     WaitEnd,     // x: counter key
-    Range,       // x: begin, y: end, a: range id
+    Range,       // x: begin, y: end, a: range id, flags: kRangeFixed
     PieceBegin,  // x: begin, y: end, a: range id
     PieceEnd,    // a: range id
   };
@@ -45,7 +45,7 @@ class Recorder {
     std::uint64_t y = 0;
     std::uint32_t a = 0;
     EventType type = EventType::Submit;
-    std::uint8_t unused = 0;
+    std::uint8_t flags = 0;
     std::uint16_t tag = 0;
   };
   static_assert(sizeof(Event) == 32);
@@ -63,8 +63,13 @@ class Recorder {
   // A new id for a job submitted by the calling thread.
   std::uint32_t next_job_id();
   std::uint32_t next_range_id();
-  void add(EventType type, std::uint64_t x, std::uint64_t y, std::uint32_t a,
-           std::uint16_t tag = 0);
+  // Submit's flag: the job ran at once on its submitter only because nobody else was active;
+  // the graph keeps it as a spawn.
+  static constexpr std::uint8_t kSubmitQueuable = 1;
+  // Range's flag: JobDesc::fixed_split.
+  static constexpr std::uint8_t kRangeFixed = 1;
+  void add(EventType type, std::uint64_t x, std::uint64_t y, std::uint32_t a, std::uint16_t tag = 0,
+           std::uint8_t flags = 0);
 
   // A counter's key: its address and the epoch its current jobs belong to (from its state word).
   // `done_generation`: the generation that last finished instead.

@@ -222,7 +222,7 @@ Job* Scheduler::take_slot(std::uint32_t self) {
   return external_pool_.try_acquire();
 }
 
-void Scheduler::note_submit(Job* job, std::span<Counter* const> dependencies) {
+void Scheduler::note_submit(Job* job, std::span<Counter* const> dependencies, bool at_once) {
   if (job->desc.tag == 0) job->desc.tag = t_current_tag;
   const std::uint32_t range = t_spawn_range;
   t_spawn_range = 0;
@@ -235,7 +235,8 @@ void Scheduler::note_submit(Job* job, std::span<Counter* const> dependencies) {
           ? 0
           : Recorder::key(job->counter,
                           state_of(*job->counter).word.load(std::memory_order_relaxed), false);
-  recorder_->add(Recorder::EventType::Submit, key, range, job->record_id, job->desc.tag);
+  recorder_->add(Recorder::EventType::Submit, key, range, job->record_id, job->desc.tag,
+                 at_once ? Recorder::kSubmitQueuable : 0);
   for (Counter* c : dependencies) {
     if (c == nullptr) continue;
     const std::uint64_t word = state_of(*c).word.load(std::memory_order_relaxed);
@@ -299,7 +300,7 @@ bool Scheduler::may_run_at_once() const {
 }
 
 void Scheduler::run_at_once(Job* job) {
-  note_submit(job, {});
+  note_submit(job, {}, true);
   execute(job, t_state.index);
 }
 
@@ -324,7 +325,9 @@ void Scheduler::execute(Job* job, std::uint32_t worker, bool batch) {
   if (hooks_.on_begin != nullptr) hooks_.on_begin(hooks_.user, desc, worker);
   const std::uint32_t record_id = job->record_id;
   const bool record = recorder_->active();
-  if (record) recorder_->add(Recorder::EventType::Begin, 0, 0, record_id);
+  if (record)
+    recorder_->add(Recorder::EventType::Begin, reinterpret_cast<std::uintptr_t>(desc.name), 0,
+                   record_id);
   // Read here, not taken from the previous job's end: time between jobs (looking for work, or
   // preempted) is nobody's work.
   const std::uint64_t start = config_.time_jobs ? ticks() : 0;
@@ -644,7 +647,9 @@ void Scheduler::submit_range(Counter& counter, const JobDesc& desc, std::size_t 
   RangeTask task{owner_, &counter, fn, call, begin, end, end - begin, desc, 0};
   if (recorder_->active()) {
     task.range_id = recorder_->next_range_id();
-    if (task.range_id != 0) recorder_->add(Recorder::EventType::Range, begin, end, task.range_id);
+    if (task.range_id != 0)
+      recorder_->add(Recorder::EventType::Range, begin, end, task.range_id, desc.tag,
+                     desc.fixed_split ? Recorder::kRangeFixed : 0);
   }
   current().submit_range(task, grain, current_worker());
 }

@@ -249,7 +249,9 @@ class Scheduler {
   void record_exception(Counter* counter, const JobDesc& desc);
   // Before a job is queued or run: gives it the submitter's tag if it has none, and logs it
   // (with its dependencies) when recording.
-  void note_submit(Job* job, std::span<Counter* const> dependencies);
+  // `at_once`: it runs now only because nobody else could start it (one active participant): a
+  // recording keeps it as a spawn, so the graph replays as if it had been queued.
+  void note_submit(Job* job, std::span<Counter* const> dependencies, bool at_once = false);
   void book(std::uint32_t slot, bool exclusive, const JobDesc& desc, std::uint64_t elapsed);
 
   Config config_;

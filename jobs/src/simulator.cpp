@@ -118,6 +118,9 @@ class Simulation {
                                      : static_cast<double>(k);
           k = std::min<std::uint64_t>(
               k, std::max<std::uint64_t>(range.pieces, static_cast<std::uint64_t>(by_cost)));
+          if (range.fixed_split)
+            k = std::min<std::uint64_t>(
+                k, std::max<std::uint64_t>(range.pieces, range.end - range.begin));
         }
       }
       leaves_[r] = static_cast<std::uint32_t>(std::max<std::uint64_t>(k, 1));
@@ -156,7 +159,7 @@ class Simulation {
       step(e.worker);
     }
     SimResult out;
-    if (c_.critical_path) out.critical_ns = critical_path(root);
+    if (c_.critical_path) out.critical_ns = critical_path(root, out.critical_node_ns);
     out.frame_ns = now_;
     out.busy_ns = busy_;
     out.handoffs = handoffs_;
@@ -191,6 +194,7 @@ class Simulation {
     std::uint32_t dep;  // kNone: own time
     std::uint16_t tag;
     std::uint32_t previous;  // the task's segment before this one
+    std::uint32_t node;      // whose own time
   };
   struct Worker {
     std::vector<std::uint32_t> stack;  // back() runs; below it, strands blocked in a wait
@@ -242,14 +246,21 @@ class Simulation {
   void trace(std::uint32_t task, std::uint64_t begin, std::uint64_t end, std::uint32_t dep,
              std::uint16_t tag) {
     if (!c_.critical_path) return;
-    trace_.push_back({begin, end, dep, tag, tasks_[task].first_segment});
+    const Task& t = tasks_[task];
+    const std::uint32_t node =
+        t.type == Task::NodeTask
+            ? t.node
+            : (g_.ranges[t.range].root_count > 0 ? g_.roots[g_.ranges[t.range].first_root] : 0);
+    trace_.push_back({begin, end, dep, tag, tasks_[task].first_segment, node});
     tasks_[task].first_segment = static_cast<std::uint32_t>(trace_.size() - 1);
   }
 
   // Walks back from node 0's end along what each step waited for: own time is the path's, a wait
   // jumps to the dependency that ended last, a task's start to the task that released it.
-  std::vector<std::uint64_t> critical_path(std::uint32_t root) const {
+  std::vector<std::uint64_t> critical_path(std::uint32_t root,
+                                           std::vector<std::uint64_t>& by_node) const {
     std::vector<std::uint64_t> by_tag(kMaxTags, 0);
+    by_node.assign(g_.nodes.size(), 0);
     std::uint32_t task = root;
     std::uint64_t at = tasks_[root].ended_at;
     for (std::size_t guard = 0; task != kNone && guard < trace_.size() + tasks_.size() + 1;
@@ -265,8 +276,9 @@ class Simulation {
           jump_at = tasks_[seg.dep].ended_at;
           break;
         }
-        by_tag[std::min<std::uint32_t>(seg.tag, kMaxTags - 1)] +=
-            std::min(seg.end, at) - std::min(seg.begin, at);
+        const std::uint64_t own = std::min(seg.end, at) - std::min(seg.begin, at);
+        by_tag[std::min<std::uint32_t>(seg.tag, kMaxTags - 1)] += own;
+        if (seg.node < by_node.size()) by_node[seg.node] += own;
         at = seg.begin;
       }
       if (jump == kNone) {

@@ -20,7 +20,7 @@ constexpr std::uint32_t kMaxIdleSpinners = 2;
 // How long an idle participant keeps spinning once no other participant runs a job or submits
 // one: then only outside code (the next frame, after the game's own serial code) can make work,
 // and a wake costs less than spinning through that.
-constexpr std::uint64_t kQuietSpinNs = 3'000;
+constexpr std::uint64_t kQuietSpinNs = 1'000;
 
 }  // namespace
 

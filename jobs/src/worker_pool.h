@@ -48,7 +48,7 @@ class WorkerPool {
   // Whether the participants keep to their CPUs (only where Config pinned them): participant 0
   // (the caller) at once, each worker before it next looks for work.
   void set_pinned(bool pinned);
-  bool pinned() const { return want_pinned_.load(std::memory_order_relaxed); }
+  bool pinned() const { return started_ && want_pinned_.load(std::memory_order_relaxed); }
 
   // The help-while-waiting loop of participant `self`: runs `mode`'s work until `counter` is
   // done, parking when there is none.

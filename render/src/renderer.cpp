@@ -217,9 +217,13 @@ void transform_and_light(std::span<const Vertex> in, const VertexOverride* over,
 struct Renderer::Impl {
   RendererConfig config;
   raster::Viewport viewport;
+  // Tiles are kTile pixels a side. (Not smaller for more workers: raster interpolates from a
+  // tile's corner, so the tile size is part of the image.)
+  int tile = kTile;
   int tiles_x = 0;
   int tiles_y = 0;
   int tile_count = 0;
+  int max_tile_count = 0;  // what the per-tile arrays are sized for
 
   std::vector<Mesh> meshes;
   std::vector<std::unique_ptr<Texture>> textures;  // stable addresses: states point at views
@@ -242,6 +246,7 @@ struct Renderer::Impl {
   std::uint32_t batch_count = 0;                        // used this frame
   std::vector<std::vector<ClipVertex>> batch_vertices;  // per batch: one draw's vertices
   std::vector<std::uint64_t> draw_triangles;            // prefix sums over the sorted list
+  std::vector<std::uint64_t> scan_sums;                 // per chunk of the prefix scan
   Batch debug_batch;
   std::vector<ClipVertex> debug_world, debug_screen, debug_text;
 
@@ -277,12 +282,12 @@ struct Renderer::Impl {
     config.triangles_per_batch = std::max(config.triangles_per_batch, 64u);
     config.ordering_buckets = std::clamp(config.ordering_buckets, 2u, 65536u);
     viewport = {c.width, c.height};
-    tiles_x = (c.width + kTile - 1) / kTile;
-    tiles_y = (c.height + kTile - 1) / kTile;
-    tile_count = tiles_x * tiles_y;
+    use_tile(kTile);
+    max_tile_count = tile_count;
     draws.resize(std::max(c.max_draws, 1u));
     renderables.resize(draws.size());
     chunk_invalid.resize(256);
+    scan_sums.resize(256);
     batches.resize(config.max_batches);
     batch_vertices.resize(config.max_batches);
     for (Batch& b : batches) size_batch(b, config.triangles_per_batch);
@@ -293,12 +298,12 @@ struct Renderer::Impl {
     block_depth.assign(static_cast<std::size_t>(block_stride) *
                            ((c.height + raster::kDepthBlock - 1) / raster::kDepthBlock),
                        1.0f);
-    tile_pixels.resize(tile_count);
-    tile_load.resize(tile_count);
+    tile_pixels.resize(max_tile_count);
+    tile_load.resize(max_tile_count);
     occluded.resize(draws.size());
     chunk_occluded.resize(256);
-    tile_order.resize(tile_count);
-    ot_tile_base.resize(tile_count + 1);
+    tile_order.resize(max_tile_count);
+    ot_tile_base.resize(max_tile_count + 1);
     if (ordering_table()) ot_refs.resize(4 * static_cast<std::size_t>(config.triangles_per_batch));
 
     // The font's atlas is a texture like any other; text quads sample it texel for texel.
@@ -318,7 +323,17 @@ struct Renderer::Impl {
   void size_batch(Batch& b, std::size_t triangles) {
     b.triangles.resize(triangles);
     b.entries.resize(triangles * 2);
-    b.tile_offsets.resize(tile_count + 1);
+    b.tile_offsets.resize(max_tile_count + 1);
+  }
+
+  void use_tile(int size) {
+    tile = size;
+    tiles_x = (config.width + size - 1) / size;
+    tiles_y = (config.height + size - 1) / size;
+    tile_count = tiles_x * tiles_y;
+  }
+  raster::TileRect tile_bounds(const raster::Triangle& t) const {
+    return {t.min_x / tile, t.min_y / tile, t.max_x / tile, t.max_y / tile};
   }
 
   bool ordering_table() const { return config.path == RenderPath::OrderingTable; }
@@ -462,7 +477,7 @@ struct Renderer::Impl {
     std::fill(off, off + tile_count + 1, 0u);
     std::size_t total = 0;
     for (std::uint32_t i = 0; i < b.triangle_count; ++i) {
-      const raster::TileRect r = raster::tile_bounds(b.triangles[i]);
+      const raster::TileRect r = tile_bounds(b.triangles[i]);
       for (int ty = r.y0; ty <= r.y1; ++ty)
         for (int tx = r.x0; tx <= r.x1; ++tx) ++off[ty * tiles_x + tx + 1];
       total +=
@@ -476,7 +491,7 @@ struct Renderer::Impl {
     for (int t = 0; t < tile_count; ++t) off[t + 1] += off[t];
     // Fill with a running cursor per tile, borrowed from the offsets (restored after).
     for (std::uint32_t i = 0; i < b.triangle_count; ++i) {
-      const raster::TileRect r = raster::tile_bounds(b.triangles[i]);
+      const raster::TileRect r = tile_bounds(b.triangles[i]);
       for (int ty = r.y0; ty <= r.y1; ++ty)
         for (int tx = r.x0; tx <= r.x1; ++tx) b.entries[off[ty * tiles_x + tx]++] = i;
     }
@@ -535,13 +550,37 @@ struct Renderer::Impl {
     const glm::mat4 view_proj = camera.view_projection();
     const Lighting light = lighting();
     const std::size_t n = end - begin;
+    // Triangles before each draw: a parallel scan (each chunk counts its draws, then adds what
+    // the chunks before it counted). The draws are in sort order, so reading them jumps around
+    // memory: serially, 200,000 of them were the longest serial stretch of the frame.
     std::uint64_t* prefix = draw_triangles.data();
     prefix[0] = 0;
-    for (std::size_t k = 0; k < n; ++k) {
-      const DrawCommand& d = draws[list[begin + k].object];
-      const bool drawn = valid(d) && !(begin + k >= phase_split && occluded[begin + k]);
-      prefix[k + 1] = prefix[k] + (drawn ? meshes[d.mesh].triangle_count() : 0);
+    const std::uint32_t scan_chunks = static_cast<std::uint32_t>(std::clamp<std::size_t>(
+        n / 2048, 1,
+        std::min<std::size_t>(scan_sums.size(), 4 * std::size_t{jobs.worker_count()})));
+    core::for_each_chunk(jobs, scan_chunks, {"render_geometry", tag}, [&](std::uint32_t c) {
+      const core::ChunkRange r = core::chunk_range(n, scan_chunks, c);
+      std::uint64_t sum = 0;
+      for (std::size_t k = r.begin; k < r.end; ++k) {
+        const DrawCommand& d = draws[list[begin + k].object];
+        const bool drawn = valid(d) && !(begin + k >= phase_split && occluded[begin + k]);
+        sum += drawn ? meshes[d.mesh].triangle_count() : 0;
+        prefix[k + 1] = sum;
+      }
+      scan_sums[c] = sum;
+    });
+    std::uint64_t before = 0;
+    for (std::uint32_t c = 0; c < scan_chunks; ++c) {
+      const std::uint64_t sum = scan_sums[c];
+      scan_sums[c] = before;
+      before += sum;
     }
+    core::for_each_chunk(jobs, scan_chunks, {"render_geometry", tag}, [&](std::uint32_t c) {
+      const core::ChunkRange r = core::chunk_range(n, scan_chunks, c);
+      const std::uint64_t offset = scan_sums[c];
+      if (offset == 0) return;
+      for (std::size_t k = r.begin; k < r.end; ++k) prefix[k + 1] += offset;
+    });
     const std::uint64_t total = prefix[n];
     std::uint32_t count =
         std::clamp<std::uint32_t>(std::max(chunks, 4 * jobs.worker_count()), 1, config.max_batches);
@@ -620,8 +659,10 @@ struct Renderer::Impl {
     std::sort(tile_order.begin(), tile_order.end(), [&](std::uint32_t a, std::uint32_t b) {
       return tile_load[a] != tile_load[b] ? tile_load[a] > tile_load[b] : a < b;
     });
+    // The tiles are the split, fixed by the image, whatever the workers.
     core::for_each_chunk(
-        jobs, static_cast<std::uint32_t>(tile_count), {"render_raster", tag},
+        jobs, static_cast<std::uint32_t>(tile_count),
+        {"render_raster", tag, jobs::Priority::Normal, true},
         [&](std::uint32_t k) { raster_tile(static_cast<int>(tile_order[k]), first, last); });
   }
 
@@ -633,10 +674,10 @@ struct Renderer::Impl {
     tile.color = color.data();
     tile.depth = depth.data();
     tile.stride = color.stride();
-    tile.x0 = tx * kTile;
-    tile.y0 = ty * kTile;
-    tile.x1 = std::min(tile.x0 + kTile, config.width);
-    tile.y1 = std::min(tile.y0 + kTile, config.height);
+    tile.x0 = tx * this->tile;
+    tile.y0 = ty * this->tile;
+    tile.x1 = std::min(tile.x0 + this->tile, config.width);
+    tile.y1 = std::min(tile.y0 + this->tile, config.height);
     if (!ordering_table()) {
       tile.block_max_depth = block_depth.data();
       tile.block_stride = block_stride;
@@ -914,16 +955,19 @@ void Renderer::raster(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t
     const std::size_t rest = n - m.phase_split;
     const auto test_chunks =
         static_cast<std::uint32_t>(std::clamp<std::size_t>(rest / 512, 1, m.chunk_occluded.size()));
-    core::for_each_chunk(jobs, test_chunks, {"render_occlusion", tag}, [&](std::uint32_t c) {
-      const core::ChunkRange r = core::chunk_range(rest, test_chunks, c);
-      std::uint32_t hidden = 0;
-      for (std::size_t k = m.phase_split + r.begin; k < m.phase_split + r.end; ++k) {
-        const bool h = m.hidden(k, view_proj);
-        m.occluded[k] = h ? 1 : 0;
-        hidden += h ? 1u : 0u;
-      }
-      m.chunk_occluded[c] = hidden;
-    });
+    // As many tests as the data asks for, whatever the workers: fixed units.
+    core::for_each_chunk(jobs, test_chunks, {"render_occlusion", tag, jobs::Priority::Normal, true},
+                         [&](std::uint32_t c) {
+                           const core::ChunkRange r = core::chunk_range(rest, test_chunks, c);
+                           std::uint32_t hidden = 0;
+                           for (std::size_t k = m.phase_split + r.begin; k < m.phase_split + r.end;
+                                ++k) {
+                             const bool h = m.hidden(k, view_proj);
+                             m.occluded[k] = h ? 1 : 0;
+                             hidden += h ? 1u : 0u;
+                           }
+                           m.chunk_occluded[c] = hidden;
+                         });
     for (std::uint32_t c = 0; c < test_chunks; ++c) m.occluded_count += m.chunk_occluded[c];
     m.build_batches(jobs, m.pass_chunks, tag, m.phase_split, n);
     m.raster_pass(jobs, tag, false, true);

@@ -323,6 +323,28 @@ TEST_P(RecordModes, AFullBufferMarksTheGraphIncompleteAndTheNextRecordingFits) {
   EXPECT_EQ(g.jobs, 40'000u);
 }
 
+// A job run at once only because nobody else was active is recorded as a spawn: the frame replays
+// on more workers as if it had been queued.
+TEST(ActiveWorkers, JobsRunAtOnceAreRecordedAsSpawns) {
+  SPINDLE_REQUIRE_MODE(Mode::Dynamic);
+  JobSystem js(job_config(Mode::Dynamic, 2));
+  js.set_active_workers(1);
+  JobGraph g;
+  for (int round = 0; round < 2; ++round) {  // the first recording allocates its buffers
+    js.begin_recording();
+    Counter c;
+    for (int i = 0; i < 4; ++i) js.run(c, {"leaf"}, [] { spin(200'000); });
+    js.wait(c);
+    ASSERT_TRUE(js.end_recording(g));
+  }
+  EXPECT_EQ(kinds(g, 0),
+            (std::vector<Kind>{Kind::Spawn, Kind::Spawn, Kind::Spawn, Kind::Spawn, Kind::Wait}));
+  SimConfig two;
+  two.workers = 2;
+  const double one = static_cast<double>(g.work_ns);
+  EXPECT_LT(static_cast<double>(simulate(g, two).frame_ns), one * 0.6);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, RecordModes, ::testing::ValuesIn(test::available_modes()),
                          test::mode_name);
 

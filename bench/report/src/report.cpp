@@ -535,7 +535,8 @@ json to_json(const Run& run, const detail::Model& m) {
                  {"worker_busy_ms", f.worker_busy_ms},
                  {"job_overflows", f.job_overflows},
                  {"cpu_ms", f.cpu_ms},
-                 {"active_workers", f.active_workers}};
+                 {"active_workers", f.active_workers},
+                 {"pinned", f.pinned}};
       if (f.span_ms > 0) {
         jf["work_ms"] = f.work_ms;
         jf["span_ms"] = f.span_ms;

@@ -78,7 +78,7 @@ WorkerChoice WorkerController::choose() {
     // most. Trying a 2x slower candidate every 160 frames costs 0.6% of the frame time on
     // average.
     double every = explore_every;
-    if (measured_[next] && measured_[best] && ema_[best] > 0) {
+    if (measured_[next] && samples_[next] >= 3 && measured_[best] && ema_[best] > 0) {
       const double behind = ema_[next] / ema_[best] - 1.0;
       every *= std::clamp(behind / margin, 1.0, 32.0);
     }
@@ -97,9 +97,15 @@ void WorkerController::observe(const WorkerChoice& choice, double frame_ms, doub
                                double wake_us) {
   const int i = index_of(choice);
   if (i < 0 || !(frame_ms > 0) || !std::isfinite(frame_ms)) return;
-  const double alpha = !measured_[i] ? 1.0 : (i == best_index() ? ema_alpha : trial_alpha);
-  ema_[i] = measured_[i] ? alpha * frame_ms + (1.0 - alpha) * ema_[i] : frame_ms;
+  if (frames_ <= settle_frames) return;
+  double alpha = i == best_index() ? ema_alpha : trial_alpha;
+  // The first few: a plain mean. Long unmeasured: start again from this one.
+  if (samples_[i] < 10) alpha = std::max(alpha, 1.0 / (samples_[i] + 1));
+  if (!measured_[i] || frames_ - last_frame_[i] > stale_frames) alpha = 1.0;
+  ema_[i] = alpha * frame_ms + (1.0 - alpha) * ema_[i];
   measured_[i] = true;
+  ++samples_[i];
+  last_frame_[i] = frames_;
   if (work_ms > 0 && std::isfinite(work_ms))
     work_ms_ = work_ms_ > 0 ? 0.1 * work_ms + 0.9 * work_ms_ : work_ms;
   if (wake_us > 0 && std::isfinite(wake_us))
@@ -110,6 +116,8 @@ void WorkerController::reset() {
   for (int i = 0; i < kMaxCandidates; ++i) {
     ema_[i] = 0;
     measured_[i] = false;
+    samples_[i] = 0;
+    last_frame_[i] = 0;
   }
   frames_ = 0;
   last_trial_ = 0;

@@ -65,6 +65,7 @@ struct JobGraph {
     std::uint32_t parent = kNone;  // the node that submitted it (kNone: node 0, or not recorded)
     std::uint16_t tag = 0;
     std::uint16_t thread = 0;  // recording thread (0: the one that began the recording)
+    const char* name = "";     // JobDesc::name (a literal: it outlives the graph)
     std::uint64_t submit_ns = 0, begin_ns = 0, end_ns = 0;  // since the recording began
   };
   struct Range {
@@ -78,6 +79,8 @@ struct JobGraph {
     std::uint16_t tag = 0;   // its jobs' tag
     // Every job of it computed one piece and spawned only its own halves: it may be cut again.
     bool resplittable = false;
+    // JobDesc::fixed_split: its items are fixed units; never cut finer than them.
+    bool fixed_split = false;
   };
   struct Piece {
     std::uint64_t begin = 0, end = 0, ns = 0;  // a piece of items and the time fn(begin, end) took
@@ -129,7 +132,8 @@ struct SimConfig {
   std::uint64_t handoff_ns = 0;  // before an idle worker starts a job queued by another
   // Cut resplittable ranges again for `workers` (their piece count scaled by workers over the
   // recorded workers, as the engine's callers scale their splits), no piece planned below
-  // min_chunk_ns unless the recording had it so.
+  // min_chunk_ns unless the recording had it so, and a fixed_split range not finer than its
+  // items.
   bool resplit = true;
   double min_chunk_ns = 20'000;
   // Cut ranges as for this many workers (0: `workers`): with workers = 0 (unbounded) it gives the
@@ -148,6 +152,8 @@ struct SimResult {
   // With SimConfig::critical_path: own time on the path that ended the frame, indexed by tag
   // (kMaxTags entries); frame_ns minus their sum is time on it that no job computed (hand-offs).
   std::vector<std::uint64_t> critical_ns;
+  // The same by node (JobGraph::nodes; range pieces cut again count to their range's first job).
+  std::vector<std::uint64_t> critical_node_ns;
 };
 
 // Replays `graph` on config.workers simulated threads. Deterministic: the same graph and config

@@ -84,6 +84,10 @@ struct JobDesc {
   // of the job that submits it (0 outside jobs), so work a stage's jobs start is booked to it.
   std::uint16_t tag = 0;
   Priority priority = Priority::Normal;
+  // parallel_for: its items are fixed units of work (a rasteriser's tiles), not a split the
+  // caller scales with the workers. Only read by job-graph replays (job_graph.h), which then never
+  // cut it finer than its items for more workers.
+  bool fixed_split = false;
 };
 
 // Profiler hooks, called on the executing thread around every job (also inline ones).

@@ -62,6 +62,7 @@ struct Frame {
   double cpu_ms = 0;       // CPU time the process used during the frame, every thread
   // Workers the frame could use (dynamic mode: those its worker controller woke); 0: not known.
   std::uint32_t active_workers = 0;
+  bool pinned = false;  // whether they kept to their CPUs
 };
 
 // The simulator's replay of a series' recorded frames on `workers` threads under its mode's

@@ -47,6 +47,11 @@ struct WorkerController {
   std::uint32_t explore_every = 8;     // frames between trials of a close neighbour
   double ema_alpha = 0.1;              // of the candidate in use (measured every frame)
   double trial_alpha = 0.3;            // of a candidate tried now and then
+  // Frames after a reset that teach nothing (a scene's first frames pay for cold caches and
+  // first-touch allocation), and the age after which a candidate's average is replaced by its
+  // next measurement instead of nudged.
+  std::uint32_t settle_frames = 3;
+  std::uint32_t stale_frames = 128;
 
   static constexpr int kMaxCandidates = 16;  // 1, then 2 ... 64 pinned and not
 
@@ -72,6 +77,8 @@ struct WorkerController {
 
   double ema_[kMaxCandidates] = {};
   bool measured_[kMaxCandidates] = {};
+  std::uint32_t samples_[kMaxCandidates] = {};
+  std::uint32_t last_frame_[kMaxCandidates] = {};  // frames_ when last measured
   std::uint32_t frames_ = 0;
   std::uint32_t last_trial_ = 0;
   bool trial_up_ = false;  // the next trial goes up the list (else down)
