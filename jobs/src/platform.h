@@ -62,30 +62,32 @@ void unpark_one(std::atomic<std::uint32_t>& word);
 // Asks the OS to fire the calling thread's timed sleeps without the default 50 us slack.
 void set_precise_timers();
 
-// Converts ticks to nanoseconds, calibrated against steady_clock, so construction costs nothing.
-// The ratio is measured over the clock's first 200 ms or more and then fixed: totals converted at
-// two moments differ by the ticks between them, never by a drifting ratio.
+// Converts ticks to nanoseconds, calibrated against steady_clock. The ratio is measured from the
+// clock's construction (before main()) to its first use, at least kCalibrationNs later (a first
+// use sooner waits out the rest, once per process), and then fixed: totals converted at two
+// moments differ by the ticks between them, never by a ratio still being measured.
 class TickClock {
  public:
-  TickClock() : tick0_(ticks()), ns0_(now_ns()) {}
+  static constexpr std::uint64_t kCalibrationNs = 4'000'000;
+  TickClock();
   double ns_per_tick() const {
 #if SPINDLE_JOBS_HAS_TSC
-    const double fixed = fixed_.load(std::memory_order_relaxed);
-    if (fixed > 0) return fixed;
-    const std::uint64_t dt = ticks() - tick0_;
-    const std::uint64_t dn = now_ns() - ns0_;
-    if (dt <= 1000000) return 0.4;
-    const double ratio = static_cast<double>(dn) / static_cast<double>(dt);
-    if (dn >= 200'000'000) fixed_.store(ratio, std::memory_order_relaxed);
-    return ratio;
+    const double fixed = fixed_.load(std::memory_order_acquire);
+    return fixed > 0 ? fixed : calibrate();
 #else
     return 1.0;
 #endif
   }
 
  private:
-  std::uint64_t tick0_;
-  std::uint64_t ns0_;
+  // A tick and a nanosecond read together: of a few tries, the pair read closest together.
+  struct Sample {
+    std::uint64_t tick, ns;
+  };
+  static Sample sample();
+  double calibrate() const;
+
+  Sample start_;
   mutable std::atomic<double> fixed_{0};
 };
 

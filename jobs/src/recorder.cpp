@@ -147,8 +147,8 @@ std::uint32_t Recorder::next_range_id() {
   return ((t_binding.index + 1) << kIdShift) | ++buffer->next_range;
 }
 
-void Recorder::add(EventType type, std::uint64_t x, std::uint64_t y, std::uint32_t a,
-                   std::uint16_t tag, std::uint8_t flags) {
+void Recorder::add_at(std::uint64_t tick, EventType type, std::uint64_t x, std::uint64_t y,
+                      std::uint32_t a, std::uint16_t tag, std::uint8_t flags) {
   Buffer* buffer = bind();
   if (buffer == nullptr) return;
   if (buffer->size >= buffer->capacity) {
@@ -156,7 +156,7 @@ void Recorder::add(EventType type, std::uint64_t x, std::uint64_t y, std::uint32
     return;
   }
   Event& e = buffer->events[buffer->size++];
-  e.tick = ticks();
+  e.tick = tick;
   e.x = x;
   e.y = y;
   e.a = a;

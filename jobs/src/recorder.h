@@ -69,7 +69,14 @@ class Recorder {
   // Range's flag: JobDesc::fixed_split.
   static constexpr std::uint8_t kRangeFixed = 1;
   void add(EventType type, std::uint64_t x, std::uint64_t y, std::uint32_t a, std::uint16_t tag = 0,
-           std::uint8_t flags = 0);
+           std::uint8_t flags = 0) {
+    add_at(ticks(), type, x, y, a, tag, flags);
+  }
+  // At a tick the caller already read: a job's start and end, a wait's, are the very ticks its
+  // busy time was measured with, so the graph's own times and the workers' busy time agree
+  // exactly even when the thread is preempted between the two.
+  void add_at(std::uint64_t tick, EventType type, std::uint64_t x, std::uint64_t y, std::uint32_t a,
+              std::uint16_t tag = 0, std::uint8_t flags = 0);
 
   // A counter's key: its address and the epoch its current jobs belong to (from its state word).
   // `done_generation`: the generation that last finished instead.

@@ -325,12 +325,13 @@ void Scheduler::execute(Job* job, std::uint32_t worker, bool batch) {
   if (hooks_.on_begin != nullptr) hooks_.on_begin(hooks_.user, desc, worker);
   const std::uint32_t record_id = job->record_id;
   const bool record = recorder_->active();
-  if (record)
-    recorder_->add(Recorder::EventType::Begin, reinterpret_cast<std::uintptr_t>(desc.name), 0,
-                   record_id);
   // Read here, not taken from the previous job's end: time between jobs (looking for work, or
   // preempted) is nobody's work.
-  const std::uint64_t start = config_.time_jobs ? ticks() : 0;
+  const bool timed = config_.time_jobs || record;
+  const std::uint64_t start = timed ? ticks() : 0;
+  if (record)
+    recorder_->add_at(start, Recorder::EventType::Begin,
+                      reinterpret_cast<std::uintptr_t>(desc.name), 0, record_id);
   const std::uint64_t outer_nested = t_nested_ticks;
   const std::uint16_t outer_tag = t_current_tag;
   const std::uint32_t outer_spawn_range = t_spawn_range;
@@ -351,14 +352,14 @@ void Scheduler::execute(Job* job, std::uint32_t worker, bool batch) {
 #endif
   --t_job_depth;
   if (own_slot) running_[slot].depth.store(t_job_depth, std::memory_order_relaxed);
-  const std::uint64_t end = config_.time_jobs ? ticks() : 0;
+  const std::uint64_t end = timed ? ticks() : 0;
   const std::uint64_t elapsed = end - start;
   // Its own time: nested jobs were booked by themselves, waits are nobody's work.
   const std::uint64_t own = elapsed > t_nested_ticks ? elapsed - t_nested_ticks : 0;
   t_nested_ticks = outer_nested + elapsed;
   t_current_tag = outer_tag;
   t_spawn_range = outer_spawn_range;
-  if (record) recorder_->add(Recorder::EventType::End, 0, 0, record_id);
+  if (record) recorder_->add_at(end, Recorder::EventType::End, 0, 0, record_id);
   book(slot, exclusive && slot < worker_count_, desc, own);
   if (hooks_.on_end != nullptr) hooks_.on_end(hooks_.user, desc, worker);
 
@@ -558,23 +559,20 @@ void Scheduler::rethrow(Counter& counter) {
 
 void Scheduler::wait_for(Counter& counter) {
   const bool record = recorder_->active();
-  std::uint64_t key = 0;
-  if (record) {
-    key = Recorder::key(&counter, 0, false);  // by address: see Recorder
-    recorder_->add(Recorder::EventType::WaitBegin, key, 0, 0);
-  }
+  // Inside a job the wait is not its work (the jobs it runs meanwhile book their own); the
+  // recording's wait spans the very same ticks.
+  const bool timed = record || (t_job_depth != 0 && config_.time_jobs);
+  const std::uint64_t from = timed ? ticks() : 0;
+  std::uint64_t to = from;
+  const std::uint64_t key = record ? Recorder::key(&counter, 0, false) : 0;  // see Recorder
+  if (record) recorder_->add_at(from, Recorder::EventType::WaitBegin, key, 0, 0);
   if (!counter.done()) {
-    if (t_job_depth != 0 && config_.time_jobs) {
-      // Inside a job: the wait is not its work (the jobs it runs meanwhile book their own).
-      const std::uint64_t nested = t_nested_ticks;
-      const std::uint64_t from = ticks();
-      current().wait(counter, current_worker());
-      t_nested_ticks = nested + (ticks() - from);
-    } else {
-      current().wait(counter, current_worker());
-    }
+    const std::uint64_t nested = t_nested_ticks;
+    current().wait(counter, current_worker());
+    if (timed) to = ticks();
+    if (t_job_depth != 0) t_nested_ticks = nested + (to - from);
   }
-  if (record) recorder_->add(Recorder::EventType::WaitEnd, key, 0, 0);
+  if (record) recorder_->add_at(to, Recorder::EventType::WaitEnd, key, 0, 0);
 }
 
 void Scheduler::wait_spinning(const Counter& counter) {

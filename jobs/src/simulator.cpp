@@ -453,7 +453,8 @@ class Simulation {
       std::uint32_t value;
       ~Restore() { slot = value; }
     } restore{running_, outer};
-    Task& t = tasks_[task];
+    // By value: notify() may spawn tasks, and tasks_ moves when it grows.
+    const Task t = tasks_[task];
     if (t.type == Task::NodeTask) {
       node_done_[t.node] = 1;
       notify(t.node, w);

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "modes.h"
@@ -72,6 +73,25 @@ TEST_P(JobTimeModes, BusyTimeCountsEveryJobOnceNestedOnesIncluded) {
   EXPECT_LT(tagged, busy * 1.001);
   // The two stages, the 32 leaves, and the parallel_for pieces between them.
   EXPECT_GE(js.tag_stats(5).jobs, 2u + 32u + 2u);
+}
+
+// Busy time is read as a total and subtracted (a frame's share is the total after minus the total
+// before), so a total must not move while no job runs. The regression: ticks were converted with
+// a ratio still being measured for the process's first 200 ms, so in a young process (ctest runs
+// each test in one) a quiet job system's busy time drifted by up to a few percent, and a frame's
+// busy time came out larger than its wall time under load.
+TEST_P(JobTimeModes, BusyTotalsStayPutWhileNothingRuns) {
+  SPINDLE_REQUIRE_MODE(GetParam());
+  JobSystem js(job_config(GetParam(), 2));
+  Counter c;
+  for (int k = 0; k < 8; ++k) js.run(c, {"work", 3}, [] { spin(2'000'000); });
+  js.wait(c);
+  const std::uint64_t busy = total_busy(js);
+  const std::uint64_t tagged = js.tag_stats(3).total_ns;
+  EXPECT_GT(busy, 8u * 2'000'000u * 98 / 100);
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));  // past any calibration
+  EXPECT_EQ(total_busy(js), busy);
+  EXPECT_EQ(js.tag_stats(3).total_ns, tagged);
 }
 
 TEST_P(JobTimeModes, RunHereIsAJobOfItsOwn) {

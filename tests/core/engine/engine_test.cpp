@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -257,6 +258,27 @@ std::uint64_t spin_ns(std::uint64_t ns) {
   return t - start;
 }
 
+// What a failure needs to be read: who was busy, and the graph's jobs.
+std::string describe(const FrameStats& stats, const jobs::JobGraph& graph) {
+  std::ostringstream out;
+  out << "active workers " << stats.active_workers << ", busy per worker:";
+  for (std::uint64_t b : stats.worker_busy_ns) out << ' ' << b;
+  out << "; serial " << stats.serial_ns << " (graph " << graph.serial_ns() << "), graph "
+      << graph.jobs << " jobs complete=" << graph.complete << ":";
+  for (std::size_t n = 0; n < graph.nodes.size(); ++n) {
+    const jobs::JobGraph::Node& node = graph.nodes[n];
+    std::uint64_t own = 0;
+    for (std::uint32_t i = node.first_item; i < node.first_item + node.items; ++i)
+      if (graph.items[i].kind == jobs::JobGraph::Kind::Compute) own += graph.items[i].ns;
+    out << "\n  " << n << ' ' << node.name << " thread " << node.thread << " parent "
+        << static_cast<std::int64_t>(node.parent == jobs::JobGraph::kNone ? -1 : node.parent) << " "
+        << node.begin_ns << ".." << node.end_ns << " own " << own << " items";
+    for (std::uint32_t i = node.first_item; i < node.first_item + node.items; ++i)
+      out << ' ' << static_cast<int>(graph.items[i].kind) << ':' << graph.items[i].ns;
+  }
+  return out.str();
+}
+
 // The frame's busy time is every job's own time: a stage's chunks, the jobs they start on the
 // job system directly (a renderer's batches, a sort's passes) and jobs nested in those, each
 // counted once, on whichever worker ran it. The regression: only the stage's own chunks counted,
@@ -298,7 +320,7 @@ TEST(Engine, WorkerBusyTimeSumsToTheFrameJobTimesNestedJobsIncluded) {
       // The graph's work is the jobs' plus the frame thread's own code outside jobs.
       const double recorded = static_cast<double>(graph->work_ns - stats.serial_ns);
       EXPECT_NEAR(static_cast<double>(busy), recorded, recorded * 0.005 + 2'000)
-          << jobs::to_string(mode) << " frame " << frame;
+          << jobs::to_string(mode) << " frame " << frame << " " << describe(stats, *graph);
       // The nested jobs inherit the stage's tag: its CPU time is the same work.
       EXPECT_GT(static_cast<double>(stats.stages[stage].cpu_ns), work * 0.98);
       EXPECT_LE(stats.stages[stage].cpu_ns, busy + 1'000);  // each converted to ns on its own
