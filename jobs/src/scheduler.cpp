@@ -247,7 +247,9 @@ void Scheduler::note_submit(Job* job, std::span<Counter* const> dependencies, bo
 }
 
 void Scheduler::submit(Job* job, std::span<Counter* const> dependencies) {
-  note_submit(job, dependencies);
+  // Single mode runs a submitted job at once only for want of another thread: the recording keeps
+  // it a spawn, so a graph recorded in Single mode shows the parallelism the program has.
+  note_submit(job, dependencies, current().mode() == Mode::Single);
   if (t_state.scheduler == this && t_state.index < worker_count_) {
     std::atomic<std::uint32_t>& submits = running_[t_state.index].submits;
     submits.store(submits.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);

@@ -223,8 +223,9 @@ TEST_P(RecordModes, SpawnsAndAWaitBecomeTheGraph) {
   EXPECT_TRUE(g.complete);
   EXPECT_EQ(g.jobs, 2u);
   ASSERT_EQ(g.nodes.size(), 3u);
-  const Kind spawn = GetParam() == Mode::Single ? Kind::Call : Kind::Spawn;
-  EXPECT_EQ(kinds(g, 0), (std::vector<Kind>{spawn, spawn, Kind::Wait}));
+  // Single mode ran both at once, but only because it has no other thread: they are spawns, so
+  // the graph shows the parallelism the program has whatever mode recorded it.
+  EXPECT_EQ(kinds(g, 0), (std::vector<Kind>{Kind::Spawn, Kind::Spawn, Kind::Wait}));
   const JobGraph::Item* wait = first_item(g, 0, Kind::Wait);
   ASSERT_NE(wait, nullptr);
   EXPECT_EQ(wait_deps(g, *wait), (std::vector<std::uint32_t>{1, 2}));
@@ -232,7 +233,7 @@ TEST_P(RecordModes, SpawnsAndAWaitBecomeTheGraph) {
   EXPECT_LT(g.work_ns, 2 * g.wall_ns);
   // The longest chain is b (plus the root's own bits), whatever ran where.
   EXPECT_GE(g.span_ns, 400'000u);
-  EXPECT_LT(g.span_ns, g.work_ns) << "a and b run side by side with unbounded workers";
+  EXPECT_LT(g.span_ns + 150'000, g.work_ns) << "a and b run side by side with unbounded workers";
   EXPECT_EQ(g.bound_ns(1), std::max(g.work_ns, g.span_handoff_ns));
   EXPECT_FALSE(js.end_recording(g)) << "nothing is being recorded any more";
 }

@@ -19,14 +19,15 @@
 //
 // What a recording holds. Every job is a node: a strand of items in the order its thread ran
 // them: its own time (Compute: the job's time minus the jobs it ran nested and the time it spent
-// waiting), the jobs it submitted (Spawn), ran at once on its own thread (Call: run_here(), Single
-// mode, a full pool) or split over a range (SpawnRange: one parallel_for), and what it waited for
-// (Wait: the jobs counted on the counter, as the counter's epoch tells them apart). Node 0 is the
-// recording thread outside any job: the frame's own serial code. A job with run_after()
-// dependencies starts once they are done. A parallel_for whose pieces only compute is a range
-// with its per-piece times, so the simulator can cut it again for another worker count, as the
-// engine's callers scale their splits with the workers; one whose pieces submit or wait keeps the
-// jobs as they ran. Outside threads' jobs are recorded as they ran too, spawned by node 0.
+// waiting), the jobs it submitted (Spawn, also in Single mode, which runs them at once), ran at
+// once on its own thread (Call: run_here(), a full pool) or split over a range (SpawnRange: one
+// parallel_for), and what it waited for (Wait: the jobs counted on the counter, as the counter's
+// epoch tells them apart). Node 0 is the recording thread outside any job: the frame's own serial
+// code. A job with run_after() dependencies starts once they are done. A parallel_for whose pieces
+// only compute is a range with its per-piece times, so the simulator can cut it again for another
+// worker count, as the engine's callers scale their splits with the workers; one whose pieces
+// submit or wait keeps the jobs as they ran. Outside threads' jobs are recorded as they ran too,
+// spawned by node 0.
 //
 // What is not seen: a job that spins on a flag instead of waiting on a counter, and an order the
 // engine keeps itself (a stage launched by whichever predecessor finished last is recorded as
