@@ -162,14 +162,6 @@ void JobSystem::update_at_once() {
       std::memory_order_relaxed);
 }
 
-bool JobSystem::may_run_at_once() const {
-  return scheduler_->may_run_at_once();
-}
-
-void JobSystem::run_at_once(detail::Job* job) {
-  scheduler_->run_at_once(job);
-}
-
 std::uint32_t JobSystem::active_workers() const {
   return scheduler_->active_workers();
 }

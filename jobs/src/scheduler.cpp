@@ -222,12 +222,20 @@ Job* Scheduler::take_slot(std::uint32_t self) {
   return external_pool_.try_acquire();
 }
 
-void Scheduler::note_submit(Job* job, std::span<Counter* const> dependencies, bool at_once) {
+void Scheduler::note_submit(Job* job, std::span<Counter* const> dependencies, SubmitPath path) {
   if (job->desc.tag == 0) job->desc.tag = t_current_tag;
   const std::uint32_t range = t_spawn_range;
   t_spawn_range = 0;
   job->record_id = 0;
-  if (!recorder_->active()) return;
+  if (recorder_->active()) record_submit(job, dependencies, range, path);
+}
+
+void Scheduler::record_submit(Job* job, std::span<Counter* const> dependencies, std::uint32_t range,
+                              SubmitPath path) {
+  // Single mode runs a submitted job at once only for want of another thread: the recording keeps
+  // it a spawn, so a graph recorded in Single mode shows the parallelism the program has.
+  const bool queuable =
+      path == SubmitPath::AtOnce || (path == SubmitPath::Queue && current().mode() == Mode::Single);
   job->record_id = recorder_->next_job_id();
   if (job->record_id == 0) return;
   const std::uint64_t key =
@@ -236,7 +244,7 @@ void Scheduler::note_submit(Job* job, std::span<Counter* const> dependencies, bo
           : Recorder::key(job->counter,
                           state_of(*job->counter).word.load(std::memory_order_relaxed), false);
   recorder_->add(Recorder::EventType::Submit, key, range, job->record_id, job->desc.tag,
-                 at_once ? Recorder::kSubmitQueuable : 0);
+                 queuable ? Recorder::kSubmitQueuable : 0);
   for (Counter* c : dependencies) {
     if (c == nullptr) continue;
     const std::uint64_t word = state_of(*c).word.load(std::memory_order_relaxed);
@@ -247,9 +255,7 @@ void Scheduler::note_submit(Job* job, std::span<Counter* const> dependencies, bo
 }
 
 void Scheduler::submit(Job* job, std::span<Counter* const> dependencies) {
-  // Single mode runs a submitted job at once only for want of another thread: the recording keeps
-  // it a spawn, so a graph recorded in Single mode shows the parallelism the program has.
-  note_submit(job, dependencies, current().mode() == Mode::Single);
+  note_submit(job, dependencies, SubmitPath::Queue);
   if (t_state.scheduler == this && t_state.index < worker_count_) {
     std::atomic<std::uint32_t>& submits = running_[t_state.index].submits;
     submits.store(submits.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -286,7 +292,7 @@ void Scheduler::submit(Job* job, std::span<Counter* const> dependencies) {
 }
 
 void Scheduler::run_inline(Job* job, std::span<Counter* const> dependencies) {
-  note_submit(job, dependencies);
+  note_submit(job, dependencies, SubmitPath::Here);
   // JobSystem sends continuations with a pending dependency to the heap; this one is runnable,
   // unless a dependency gained jobs since: then it still may not start early.
   for (Counter* c : dependencies) {
@@ -302,18 +308,28 @@ bool Scheduler::may_run_at_once() const {
 }
 
 void Scheduler::run_at_once(Job* job) {
-  note_submit(job, {}, true);
+  note_submit(job, {}, SubmitPath::AtOnce);
   execute(job, t_state.index);
 }
 
+bool may_run_at_once(const Scheduler& scheduler) {
+  return scheduler.may_run_at_once();
+}
+
+void run_at_once(Scheduler& scheduler, Job* job) {
+  scheduler.run_at_once(job);
+}
+
 void Scheduler::run_now(Job* job, Counter& counter) {
-  note_submit(job, {});
+  note_submit(job, {}, SubmitPath::Here);
   execute(job, current_worker());
   rethrow(counter);
 }
 
 void Scheduler::execute(Job* job, std::uint32_t worker, bool batch) {
-  const JobDesc desc = job->desc;
+  // Read field by field where used, not copied whole: a 16-byte copy of a header just written by
+  // several smaller stores (a job run at once) cannot be forwarded from them and stalls.
+  const JobDesc& desc = job->desc;
   Counter* counter = job->counter;
   const bool exclusive = t_state.scheduler == this && t_state.index == worker;
   const std::uint32_t slot = worker < worker_count_ ? worker : worker_count_;

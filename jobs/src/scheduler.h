@@ -247,11 +247,16 @@ class Scheduler {
   void run_list(Job* list);
   bool pools_idle() const;  // every pool slot free: no pooled job queued, running or waiting
   void record_exception(Counter* counter, const JobDesc& desc);
+  // How a job reached note_submit(): queued (Single mode runs it at once all the same), run at
+  // once because nobody else could start it (one active participant), or run here (run_here(), a
+  // full pool). A recording keeps the first two as spawns, so the graph replays as if queued.
+  enum class SubmitPath : std::uint8_t { Queue, AtOnce, Here };
   // Before a job is queued or run: gives it the submitter's tag if it has none, and logs it
   // (with its dependencies) when recording.
-  // `at_once`: it runs now only because nobody else could start it (one active participant): a
-  // recording keeps it as a spawn, so the graph replays as if it had been queued.
-  void note_submit(Job* job, std::span<Counter* const> dependencies, bool at_once = false);
+  inline void note_submit(Job* job, std::span<Counter* const> dependencies, SubmitPath path);
+  // note_submit()'s part while recording (`range`: the parallel_for it is a piece of, or 0).
+  void record_submit(Job* job, std::span<Counter* const> dependencies, std::uint32_t range,
+                     SubmitPath path);
   void book(std::uint32_t slot, bool exclusive, const JobDesc& desc, std::uint64_t elapsed);
 
   Config config_;

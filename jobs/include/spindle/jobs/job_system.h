@@ -171,6 +171,9 @@ struct JobGraph;
 namespace detail {
 class Scheduler;
 struct RangeSpawner;
+// The at-once path of the templates below, each one call into the scheduler (scheduler.cpp).
+bool may_run_at_once(const Scheduler& scheduler);
+void run_at_once(Scheduler& scheduler, Job* job);
 }  // namespace detail
 
 // Counts unfinished jobs. Submitting against a counter adds one; a finished job removes one.
@@ -351,8 +354,6 @@ class JobSystem {
   void submit(detail::Job* job, std::span<Counter* const> dependencies);
   void run_inline(detail::Job* job, std::span<Counter* const> dependencies);
   void run_now(detail::Job* job, Counter& counter);
-  bool may_run_at_once() const;
-  void run_at_once(detail::Job* job);
   void update_at_once();
   void note_heap_continuation(const JobDesc& desc);
   static bool any_pending(std::span<Counter* const> dependencies) {
@@ -388,11 +389,12 @@ void JobSystem::submit_callable(Counter* counter, std::span<Counter* const> depe
 
   // One active participant and this is it: nobody else could start the job sooner, so it runs
   // now, as in Single mode, without a trip through the queues.
-  if (at_once_.load(std::memory_order_relaxed) && dependencies.empty() && may_run_at_once()) {
+  if (at_once_.load(std::memory_order_relaxed) && dependencies.empty() &&
+      detail::may_run_at_once(*scheduler_)) {
     detail::StackJob<Fn> slot;
     slot.header.template prepare<Fn>(counter, desc, std::forward<F>(fn));
     slot.header.flags = detail::kJobAtOnce;
-    run_at_once(&slot.header);
+    detail::run_at_once(*scheduler_, &slot.header);
     return;
   }
   detail::Job* job = acquire_job();
