@@ -32,12 +32,22 @@ using raster::Triangle;
 namespace simd = raster::simd;
 
 constexpr int kTile = raster::kTileSize;
+// A busy tile's strips (raster_pass()): whole 8x8 depth blocks, so no two strips share one.
+constexpr int kStripRows = 16;
+constexpr int kStripsPerTile = (kTile + kStripRows - 1) / kStripRows;
+constexpr std::uint64_t kSplitAboveMean = 2;
+static_assert(kStripRows % raster::kDepthBlock == 0 && kStripsPerTile < 256);
+
+// A bin entry: the triangle's index in its batch, and in the top bits which of the tile's
+// strips (raster_pass()) its rows touch, so that a strip skips the others without reading them.
+constexpr std::uint32_t kEntryIndexBits = 28;
+constexpr std::uint32_t kEntryIndexMask = (1u << kEntryIndexBits) - 1;
 
 // One batch of sorted draws: its set-up triangles in draw order and, per tile, the indices of
 // those touching it (a counting sort after setup, so there is no shared counter).
 struct Batch {
   std::vector<Triangle> triangles;
-  std::vector<std::uint32_t> entries;
+  std::vector<std::uint32_t> entries;       // index | strips << kEntryIndexBits
   std::vector<std::uint32_t> tile_offsets;  // tiles + 1: entries of tile t in [off[t], off[t+1])
   std::uint32_t triangle_count = 0;
   std::uint32_t entry_count = 0;
@@ -264,6 +274,9 @@ struct Renderer::Impl {
   std::vector<std::uint32_t> chunk_occluded;
   std::vector<std::uint32_t> tile_load;   // bin entries per tile this frame
   std::vector<std::uint32_t> tile_order;  // tiles by descending load
+  // The raster pass's jobs, busiest first: tile << 8 | strip (0: the whole tile; s > 0: its
+  // rows [(s - 1) kStripRows, s kStripRows), see raster_pass()).
+  std::vector<std::uint32_t> raster_items;
   // OrderingTable: per tile, its references (far-first bucket << 48 | batch << 32 | triangle)
   // and their sorted copy; ot_tile_base is the prefix sum of the tiles' entry counts.
   std::vector<std::uint64_t> ot_refs;
@@ -279,7 +292,7 @@ struct Renderer::Impl {
                     "renderer: %dx%d is not a viewport size (1 to %d per side)", c.width, c.height,
                     raster::kMaxViewportSide);
     config.max_batches = std::max(config.max_batches, 1u);
-    config.triangles_per_batch = std::max(config.triangles_per_batch, 64u);
+    config.triangles_per_batch = std::clamp(config.triangles_per_batch, 64u, kEntryIndexMask + 1);
     config.ordering_buckets = std::clamp(config.ordering_buckets, 2u, 65536u);
     viewport = {c.width, c.height};
     use_tile(kTile);
@@ -303,6 +316,7 @@ struct Renderer::Impl {
     occluded.resize(draws.size());
     chunk_occluded.resize(256);
     tile_order.resize(max_tile_count);
+    raster_items.resize(static_cast<std::size_t>(max_tile_count) * kStripsPerTile);
     ot_tile_base.resize(max_tile_count + 1);
     if (ordering_table()) ot_refs.resize(4 * static_cast<std::size_t>(config.triangles_per_batch));
 
@@ -491,9 +505,17 @@ struct Renderer::Impl {
     for (int t = 0; t < tile_count; ++t) off[t + 1] += off[t];
     // Fill with a running cursor per tile, borrowed from the offsets (restored after).
     for (std::uint32_t i = 0; i < b.triangle_count; ++i) {
-      const raster::TileRect r = tile_bounds(b.triangles[i]);
-      for (int ty = r.y0; ty <= r.y1; ++ty)
-        for (int tx = r.x0; tx <= r.x1; ++tx) b.entries[off[ty * tiles_x + tx]++] = i;
+      const Triangle& tri = b.triangles[i];
+      const raster::TileRect r = tile_bounds(tri);
+      for (int ty = r.y0; ty <= r.y1; ++ty) {
+        // The strips of tile row ty that rows [min_y, max_y] touch.
+        const int top = ty * tile;
+        const int first = (std::max<int>(tri.min_y, top) - top) / kStripRows;
+        const int last = (std::min<int>(tri.max_y, top + tile - 1) - top) / kStripRows;
+        const std::uint32_t strips = ((2u << last) - 1) & ~((1u << first) - 1);
+        const std::uint32_t entry = i | strips << kEntryIndexBits;
+        for (int tx = r.x0; tx <= r.x1; ++tx) b.entries[off[ty * tiles_x + tx]++] = entry;
+      }
     }
     for (int t = tile_count; t > 0; --t) off[t] = off[t - 1];
     off[0] = 0;
@@ -504,6 +526,8 @@ struct Renderer::Impl {
     const std::size_t tris = b.overflow && b.triangle_count == b.triangles.size()
                                  ? b.triangles.size() * 2
                                  : b.triangles.size();
+    SPINDLE_ASSERTF(tris <= kEntryIndexMask + 1,
+                    "renderer: a batch of %zu triangles is more than a bin entry can name", tris);
     b.triangles.resize(tris);
     b.entries.resize(std::max({b.entries.size(), tris * 2, needed_entries}));
     ++stats.grows;
@@ -647,23 +671,49 @@ struct Renderer::Impl {
   }
 
   // One pass over the tiles, busiest first (by binned triangles) so the last jobs to start are
-  // short ones; the order cannot change the image, tiles are independent.
-  void raster_pass(jobs::JobSystem& jobs, std::uint16_t tag, bool first, bool last) {
+  // short ones; the order cannot change the image, tiles are independent. A tile with more than
+  // kSplitAboveMean times the average load is drawn as strips of kStripRows rows, each a job of
+  // its own: every strip draws the tile's triangles in the same order, clipped to its rows, so
+  // the image cannot change either. A crowd's busiest tile took 2 ms of a 17 ms pass (recorded
+  // on 2 workers), twice what the whole pass gives each of 16 workers. Which tiles split
+  // depends on the frame only, never on the workers (the recorded graph replays the same way on
+  // any number of them). The ordering table sorts each tile's triangles: its tiles stay whole.
+  // Returns how many of its jobs drew a strip.
+  std::uint32_t raster_pass(jobs::JobSystem& jobs, std::uint16_t tag, bool first, bool last) {
+    std::uint64_t total = 0;
     for (int t = 0; t < tile_count; ++t) {
       std::uint32_t entries = 0;
       for (std::uint32_t c = 0; c < batch_count; ++c)
         entries += batches[c].tile_offsets[t + 1] - batches[c].tile_offsets[t];
       tile_load[t] = entries;
       tile_order[t] = static_cast<std::uint32_t>(t);
+      total += entries;
     }
-    std::sort(tile_order.begin(), tile_order.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return tile_load[a] != tile_load[b] ? tile_load[a] > tile_load[b] : a < b;
-    });
-    // The tiles are the split, fixed by the image, whatever the workers.
-    core::for_each_chunk(
-        jobs, static_cast<std::uint32_t>(tile_count),
-        {"render_raster", tag, jobs::Priority::Normal, true},
-        [&](std::uint32_t k) { raster_tile(static_cast<int>(tile_order[k]), first, last); });
+    std::sort(tile_order.begin(), tile_order.begin() + tile_count,
+              [&](std::uint32_t a, std::uint32_t b) {
+                return tile_load[a] != tile_load[b] ? tile_load[a] > tile_load[b] : a < b;
+              });
+    std::uint32_t items = 0;
+    std::uint32_t strips = 0;
+    for (int k = 0; k < tile_count; ++k) {
+      const std::uint32_t t = tile_order[k];
+      const bool split =
+          !ordering_table() && std::uint64_t{tile_load[t]} * tile_count > kSplitAboveMean * total;
+      if (!split) {
+        raster_items[items++] = t << 8;
+        continue;
+      }
+      const int rows = std::min(tile, config.height - (static_cast<int>(t) / tiles_x) * tile);
+      for (int strip = 1; (strip - 1) * kStripRows < rows; ++strip, ++strips)
+        raster_items[items++] = t << 8 | static_cast<std::uint32_t>(strip);
+    }
+    // The items are the split, fixed by the image, whatever the workers.
+    core::for_each_chunk(jobs, items, {"render_raster", tag, jobs::Priority::Normal, true},
+                         [&](std::uint32_t k) {
+                           const std::uint32_t item = raster_items[k];
+                           raster_tile(static_cast<int>(item >> 8), item & 0xff, first, last);
+                         });
+    return strips;
   }
 
   // --- raster -----------------------------------------------------------------------------------
@@ -685,10 +735,13 @@ struct Renderer::Impl {
     return tile;
   }
 
-  void draw_bins(const Batch& b, int t, const raster::TileTarget& tile) {
+  // strip: 0 for every entry of tile t, s > 0 for those touching strip s only.
+  void draw_bins(const Batch& b, int t, std::uint32_t strip, const raster::TileTarget& tile) {
     const std::uint32_t* e = b.entries.data();
+    const std::uint32_t want = strip == 0 ? ~0u : 1u << (kEntryIndexBits + strip - 1);
     for (std::uint32_t k = b.tile_offsets[t]; k < b.tile_offsets[t + 1]; ++k) {
-      const Triangle& tri = b.triangles[e[k]];
+      if ((e[k] & want) == 0) continue;
+      const Triangle& tri = b.triangles[e[k] & kEntryIndexMask];
       raster::rasterize_triangle(tri, states[tri.state], tile);
     }
   }
@@ -699,16 +752,21 @@ struct Renderer::Impl {
   }
 
   // first: clear the tile first (the frame's first pass); last: draw the debug batch after.
-  void raster_tile(int t, bool first, bool last) {
+  // strip: 0 for the whole tile, s > 0 for its rows [(s - 1) kStripRows, s kStripRows).
+  void raster_tile(int t, std::uint32_t strip, bool first, bool last) {
     raster::take_pixel_count();
-    const raster::TileTarget tile = tile_target(t);
+    raster::TileTarget tile = tile_target(t);
+    if (strip > 0) {
+      tile.y0 += static_cast<int>(strip - 1) * kStripRows;
+      tile.y1 = std::min(tile.y1, tile.y0 + kStripRows);
+    }
     if (first) {
       const glm::vec4 c = glm::clamp(config.clear_color, 0.0f, 1.0f);
       const auto byte = [](float v) { return static_cast<std::uint32_t>(v * 255.0f + 0.5f); };
       raster::clear_tile(tile, rgba(byte(c.r), byte(c.g), byte(c.b), byte(c.a)), 1.0f);
     }
     if (!ordering_table()) {
-      for (std::uint32_t k = 0; k < batch_count; ++k) draw_bins(batches[k], t, tile);
+      for (std::uint32_t k = 0; k < batch_count; ++k) draw_bins(batches[k], t, strip, tile);
     } else {
       // The ordering table: this tile's triangles bucketed by depth, drawn farthest first;
       // equal buckets keep draw order (a stable counting sort over a fixed bucket count).
@@ -720,7 +778,7 @@ struct Renderer::Impl {
       for (std::uint32_t k = 0; k < batch_count; ++k) {
         const Batch& b = batches[k];
         for (std::uint32_t e = b.tile_offsets[t]; e < b.tile_offsets[t + 1]; ++e) {
-          const std::uint32_t i = b.entries[e];
+          const std::uint32_t i = b.entries[e] & kEntryIndexMask;
           const std::uint64_t far_first = config.ordering_buckets - 1 - bucket(b.triangles[i]);
           refs[m++] = far_first << 48 | std::uint64_t{k} << 32 | i;
         }
@@ -748,8 +806,10 @@ struct Renderer::Impl {
         raster::rasterize_triangle(tri, states[tri.state], tile);
       }
     }
-    if (last) draw_bins(debug_batch, t, tile);
-    tile_pixels[t] += raster::take_pixel_count();
+    if (last) draw_bins(debug_batch, t, strip, tile);
+    // Strips of one tile may end at the same time.
+    std::atomic_ref<std::uint64_t>(tile_pixels[t])
+        .fetch_add(raster::take_pixel_count(), std::memory_order_relaxed);
   }
 };
 
@@ -946,7 +1006,7 @@ void Renderer::raster(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t
   const std::size_t n = m.prep.draw_list().size();
   std::fill(m.tile_pixels.begin(), m.tile_pixels.end(), std::uint64_t{0});
   const bool second = m.phase_split < n;
-  m.raster_pass(jobs, tag, true, !second);
+  m.stats.tile_strips = m.raster_pass(jobs, tag, true, !second);
   m.occluded_count = 0;
   if (second) {
     // Occlusion test of the remaining draws in parallel (each writes its own flag), then their
@@ -970,7 +1030,7 @@ void Renderer::raster(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t
                          });
     for (std::uint32_t c = 0; c < test_chunks; ++c) m.occluded_count += m.chunk_occluded[c];
     m.build_batches(jobs, m.pass_chunks, tag, m.phase_split, n);
-    m.raster_pass(jobs, tag, false, true);
+    m.stats.tile_strips += m.raster_pass(jobs, tag, false, true);
   }
   std::uint64_t pixels = 0;
   for (std::uint64_t p : m.tile_pixels) pixels += p;
