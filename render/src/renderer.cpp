@@ -703,8 +703,8 @@ struct Renderer::Impl {
         raster_items[items++] = t << 8;
         continue;
       }
-      const int rows = std::min(tile, config.height - (static_cast<int>(t) / tiles_x) * tile);
-      for (int strip = 1; (strip - 1) * kStripRows < rows; ++strip, ++strips)
+      const raster::TileTarget whole = tile_target(static_cast<int>(t));
+      for (int strip = 1; (strip - 1) * kStripRows < whole.y1 - whole.y0; ++strip, ++strips)
         raster_items[items++] = t << 8 | static_cast<std::uint32_t>(strip);
     }
     // The items are the split, fixed by the image, whatever the workers.
@@ -738,9 +738,9 @@ struct Renderer::Impl {
   // strip: 0 for every entry of tile t, s > 0 for those touching strip s only.
   void draw_bins(const Batch& b, int t, std::uint32_t strip, const raster::TileTarget& tile) {
     const std::uint32_t* e = b.entries.data();
-    const std::uint32_t want = strip == 0 ? ~0u : 1u << (kEntryIndexBits + strip - 1);
+    const std::uint32_t want = strip == 0 ? 0 : 1u << (kEntryIndexBits + strip - 1);
     for (std::uint32_t k = b.tile_offsets[t]; k < b.tile_offsets[t + 1]; ++k) {
-      if ((e[k] & want) == 0) continue;
+      if (want != 0 && (e[k] & want) == 0) continue;
       const Triangle& tri = b.triangles[e[k] & kEntryIndexMask];
       raster::rasterize_triangle(tri, states[tri.state], tile);
     }
