@@ -434,6 +434,12 @@ class SpindleContender {
     return my_tally_slot();
   }
   std::uint64_t inline_overflows() const { return js_.stats().inline_overflows; }
+  // Times a participant was woken by another thread, all participants together.
+  std::uint64_t wakes() const {
+    std::uint64_t sum = 0;
+    for (std::uint32_t i = 0; i < js_.participant_count(); ++i) sum += js_.worker_stats(i).wakes;
+    return sum;
+  }
 
   template <class F>
   auto loop(std::size_t n, const F& fn) {
@@ -777,6 +783,7 @@ enum Metric {
   kEmptySubmitterPctSingle,
   kEmptyInlinePct,
   kEmptyInlinePctSingle,
+  kEmptyWakesPerK,
   kEmptyUntimedNs,
   kEmptyUntimedNsSingle,
   kLoopMs,
@@ -813,9 +820,12 @@ Sample measure_empty(S& s, int count, bool single) {
   double ns[2] = {};
   double submitter_pct = 0;
   double inline_pct = std::nan("");
+  double wakes_per_k = std::nan("");
   for (double& ns_per_job : ns) {
     std::uint64_t overflows = 0;
     if constexpr (requires { s.inline_overflows(); }) overflows = s.inline_overflows();
+    std::uint64_t wakes = 0;
+    if constexpr (requires { s.wakes(); }) wakes = s.wakes();
     const auto before = tally_snapshot();
     const auto start = Clock::now();
     const int submitter = s.empty_jobs(count);
@@ -829,6 +839,9 @@ Sample measure_empty(S& s, int count, bool single) {
     if constexpr (requires { s.inline_overflows(); }) {
       inline_pct = 100.0 * static_cast<double>(s.inline_overflows() - overflows) / count;
     }
+    if constexpr (requires { s.wakes(); }) {
+      wakes_per_k = 1000.0 * static_cast<double>(s.wakes() - wakes) / count;
+    }
   }
   out.values.push_back({single ? kEmptyNsSingle : kEmptyNs, ns[1]});
   out.values.push_back({single ? kEmptyColdNsSingle : kEmptyColdNs, ns[0]});
@@ -836,6 +849,7 @@ Sample measure_empty(S& s, int count, bool single) {
   if (!std::isnan(inline_pct)) {
     out.values.push_back({single ? kEmptyInlinePctSingle : kEmptyInlinePct, inline_pct});
   }
+  if (!single && !std::isnan(wakes_per_k)) out.values.push_back({kEmptyWakesPerK, wakes_per_k});
   return out;
 }
 
@@ -1173,6 +1187,8 @@ void print_report(const Options& o, const Sizes& z, const std::string& load_at_s
          1);
   detail('a', "a) Spindle jobs run inline, pool full, % (N participants)", kEmptyInlinePct, 1);
   detail('a', "a) Spindle jobs run inline, pool full, % (1 participant)", kEmptyInlinePctSingle, 1);
+  detail('a', "a) Spindle participants woken by another thread, per 1,000 jobs (N participants)",
+         kEmptyWakesPerK, 1);
   detail('a',
          "a) Spindle without its per-job timing (Config::time_jobs = false), ns per job (N "
          "participants)",
