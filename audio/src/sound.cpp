@@ -9,6 +9,7 @@
 
 #include "spindle/audio/sound.h"
 #include "spindle/base/assert.h"
+#include "spindle/base/file.h"
 
 namespace spindle::audio {
 namespace {
@@ -73,23 +74,12 @@ core::Result<Sound> decode_sound(std::span<const std::uint8_t> bytes, std::strin
 }
 
 core::Result<Sound> load_sound(const std::string& path) {
-  using core::Status;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return Status::error(path + ": cannot open (" + std::strerror(errno) + ")");
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(f, &std::fclose);
-  if (std::fseek(f, 0, SEEK_END) != 0)
-    return Status::error(path + ": cannot seek (" + std::strerror(errno) + ")");
-  const long size = std::ftell(f);
-  if (size < 0)
-    return Status::error(path + ": cannot tell its size (" + std::strerror(errno) + ")");
-  if (size > kMaxSoundFileBytes)
-    return Status::error(path + ": " + std::to_string(size) +
-                         " bytes is more than a sound file may have (1 GiB)");
-  std::rewind(f);
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
-  if (std::fread(bytes.data(), 1, bytes.size(), f) != bytes.size())
-    return Status::error(path + ": read error (" + std::strerror(errno) + ")");
-  return decode_sound(bytes, path);
+  // A regular file of at most 1 GiB, or an error that says what it is instead.
+  core::Result<std::string> bytes =
+      core::read_file_capped(path, static_cast<std::size_t>(kMaxSoundFileBytes), "a sound file");
+  if (!bytes) return bytes.status();
+  const std::string& b = bytes.value();
+  return decode_sound(std::span(reinterpret_cast<const std::uint8_t*>(b.data()), b.size()), path);
 }
 
 std::array<std::uint8_t, 44> wav_header(std::uint32_t channels, std::uint32_t sample_rate,

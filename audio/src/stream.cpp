@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,12 +16,13 @@
 
 #include "ogg_format.h"
 #include "spindle/audio/sound.h"
+#include "spindle/base/file.h"
 #include "wav_format.h"
 
 namespace spindle::audio {
 namespace {
 
-using FilePtr = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
+using FilePtr = core::FilePtr;
 
 // The file as a ByteSource for the chunk and page walks and the WAV reads; pread leaves the
 // FILE*'s own position alone, so stb can take the same handle afterwards.
@@ -191,12 +193,13 @@ class OggStream final : public StreamDecoder {
 
 core::Result<std::unique_ptr<StreamDecoder>> open_stream(const std::string& path) {
   using core::Status;
-  FilePtr file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) return Status::error(path + ": cannot open (" + std::strerror(errno) + ")");
-  struct stat st {};
-  if (::fstat(fileno(file.get()), &st) != 0)
-    return Status::error(path + ": cannot stat (" + std::strerror(errno) + ")");
-  const auto size = static_cast<std::uint64_t>(st.st_size);
+  // A regular file only (a FIFO would block this call forever, a device never end); no size
+  // limit beyond each format's own.
+  core::Result<core::OpenedFile> opened =
+      core::open_file_capped(path, std::numeric_limits<std::uint64_t>::max(), "a sound stream");
+  if (!opened) return opened.status();
+  FilePtr file = std::move(opened.value().file);
+  const std::uint64_t size = opened.value().size;
   FileSource source(fileno(file.get()), size);
   std::uint8_t magic[12] = {};
   const std::size_t got = source.read(0, magic);

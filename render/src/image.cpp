@@ -1,6 +1,7 @@
 #include "spindle/render/image.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -12,6 +13,7 @@
 #include <stb_image.h>
 #include <stb_image_write.h>
 
+#include "spindle/base/file.h"
 #include "spindle/base/hash.h"
 
 // stb comes compiled in Debian's libstb (libstb-dev): no STB_IMAGE_IMPLEMENTATION here.
@@ -43,21 +45,48 @@ core::Status check_side(long long w, long long h, const std::string& name) {
   return {};
 }
 
-// Every chunk's length must fit in the bytes left: stb grows its buffer to a chunk's claimed
-// length before reading it, so one damaged length would cost gigabytes of address space.
+// PNG's CRC-32 (ISO 3309, reflected, as zlib's crc32()), one table lookup per byte.
+constexpr std::array<std::uint32_t, 256> make_crc_table() {
+  std::array<std::uint32_t, 256> table{};
+  for (std::uint32_t n = 0; n < 256; ++n) {
+    std::uint32_t c = n;
+    for (int k = 0; k < 8; ++k) c = (c & 1u) != 0 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+    table[n] = c;
+  }
+  return table;
+}
+constexpr std::array<std::uint32_t, 256> kCrcTable = make_crc_table();
+
+std::uint32_t png_crc(const std::uint8_t* p, std::size_t n) {
+  std::uint32_t c = 0xffffffffu;
+  for (std::size_t i = 0; i < n; ++i) c = kCrcTable[(c ^ p[i]) & 0xffu] ^ (c >> 8);
+  return c ^ 0xffffffffu;
+}
+
+// Walks the chunks up to IEND. Every chunk's length must fit in the bytes left: stb grows its
+// buffer to a chunk's claimed length before reading it, so one damaged length would cost
+// gigabytes of address space. Every chunk's CRC must match: stb does not look at them, so damage
+// that leaves the pixels decodable (or sits in a chunk stb skips) would otherwise load as intact.
 core::Status check_chunks(std::span<const std::uint8_t> bytes, const std::string& name) {
   std::size_t pos = 8;
   while (pos + 8 <= bytes.size()) {
     const std::uint32_t length = be32(bytes.data() + pos);
     const std::size_t left = bytes.size() - pos - 8;
+    std::string type(reinterpret_cast<const char*>(bytes.data() + pos + 4), 4);
+    for (char& c : type)
+      if (!std::isalpha(static_cast<unsigned char>(c))) c = '?';
+    const std::string where = "chunk '" + type + "' at byte " + std::to_string(pos);
     if (length > 0x7fffffffu || length > left) {
-      std::string type(reinterpret_cast<const char*>(bytes.data() + pos + 4), 4);
-      for (char& c : type)
-        if (!std::isalpha(static_cast<unsigned char>(c))) c = '?';
-      return core::Status::error(
-          name + ": truncated or corrupt PNG (chunk '" + type + "' at byte " + std::to_string(pos) +
-          " claims " + std::to_string(length) + " bytes, " + std::to_string(left) + " left)");
+      return core::Status::error(name + ": truncated or corrupt PNG (" + where + " claims " +
+                                 std::to_string(length) + " bytes, " + std::to_string(left) +
+                                 " left)");
     }
+    if (left - length < 4)
+      return core::Status::error(name + ": truncated or corrupt PNG (" + where +
+                                 ": its CRC is cut off)");
+    if (png_crc(bytes.data() + pos + 4, 4 + std::size_t{length}) !=
+        be32(bytes.data() + pos + 8 + length))
+      return core::Status::error(name + ": truncated or corrupt PNG (" + where + ": CRC mismatch)");
     if (std::memcmp(bytes.data() + pos + 4, "IEND", 4) == 0) break;
     pos += 8 + std::size_t{length} + 4;
   }
@@ -137,31 +166,13 @@ core::Result<Image> decode_png(std::span<const std::uint8_t> bytes, const std::s
 }
 
 core::Result<Image> load_png(const std::string& path) {
-  using core::Status;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return Status::error(path + ": cannot open (" + std::strerror(errno) + ")");
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(f, &std::fclose);
-
-  std::vector<std::uint8_t> bytes;
-  if (std::fseek(f, 0, SEEK_END) == 0) {
-    const long size = std::ftell(f);
-    if (size > kMaxPngFileBytes)
-      return Status::error(path + ": " + std::to_string(size) +
-                           " bytes is more than a PNG may have (256 MiB)");
-    if (size > 0) bytes.reserve(static_cast<std::size_t>(size));
-    std::rewind(f);
-  }
-  // Read in chunks rather than trusting the size: the file may change or not be seekable.
-  std::uint8_t chunk[1 << 16];
-  for (;;) {
-    const std::size_t n = std::fread(chunk, 1, sizeof chunk, f);
-    bytes.insert(bytes.end(), chunk, chunk + n);
-    if (bytes.size() > static_cast<std::size_t>(kMaxPngFileBytes))
-      return Status::error(path + ": more bytes than a PNG may have (256 MiB)");
-    if (n < sizeof chunk) break;
-  }
-  if (std::ferror(f)) return Status::error(path + ": read error (" + std::strerror(errno) + ")");
-  return decode_png(bytes, path);
+  // A regular file of at most 256 MiB, or an error that says what it is instead: /dev/zero is
+  // refused before a byte is read, a FIFO without blocking.
+  core::Result<std::string> bytes =
+      core::read_file_capped(path, static_cast<std::size_t>(kMaxPngFileBytes), "a PNG");
+  if (!bytes) return bytes.status();
+  const std::string& b = bytes.value();
+  return decode_png(std::span(reinterpret_cast<const std::uint8_t*>(b.data()), b.size()), path);
 }
 
 core::Status write_png(const Image& image, const std::string& path) {

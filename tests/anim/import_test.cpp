@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "special_files.h"
+
 #include <glm/gtc/matrix_transform.hpp>
 #include <nlohmann/json.hpp>
 
@@ -632,6 +634,17 @@ TEST(ImportMemory, GlbMatchesGltf) {
   EXPECT_EQ(r.value().mesh.vertex_count(), 10u);
   ASSERT_EQ(r.value().clips.size(), 1u);
   EXPECT_EQ(r.value().clips[0].tracks()[1].rotations.size(), 12u);
+}
+
+// An existing path that is not a regular file says what it is (it used to say "no such file").
+TEST(ImportBadFiles, WhatIsNotARegularFileIsRefusedByWhatItIs) {
+  for (const spindle::test::SpecialFile& f : spindle::test::special_files("import")) {
+    auto asset = spindle::test::returns_promptly(f, [&] { return import_asset(f.path); });
+    EXPECT_EQ(asset.message(), f.path + ": not a regular file (" + f.kind + ")");
+  }
+  auto missing = import_asset(temp_dir() / "does_not_exist.gltf");
+  EXPECT_EQ(missing.message(),
+            (temp_dir() / "does_not_exist.gltf").string() + ": cannot open: no such file");
 }
 
 }  // namespace

@@ -314,7 +314,7 @@ TEST(LoadSound, ReadsFilesAndNamesThemInErrors) {
 
   auto missing = load_sound("/nonexistent/boom.wav");
   ASSERT_FALSE(missing);
-  EXPECT_TRUE(contains(missing.message(), "/nonexistent/boom.wav: cannot open ("))
+  EXPECT_TRUE(contains(missing.message(), "/nonexistent/boom.wav: cannot open: "))
       << missing.message();
 }
 

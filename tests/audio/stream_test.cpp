@@ -1,6 +1,7 @@
 // StreamDecoder against load_sound: the same samples for WAV and Ogg whatever the read sizes
 // (straddling the stream's internal 4096-frame pieces), seek then read equals the slice, 0 at the
 // end, and what a truncated file does (before open: refused; shrinking after open: error()).
+#include <spindle/audio/mixer.h>
 #include <spindle/audio/sound.h>
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "sound_test_util.h"
+#include "special_files.h"
 
 namespace spindle::audio {
 namespace {
@@ -194,7 +196,7 @@ TEST_F(StreamTest, OggShrinkingWhileStreamingSetsError) {
 TEST_F(StreamTest, OpenRefusesWhatLoadRefuses) {
   auto missing = open_stream("/nonexistent/music.ogg");
   ASSERT_FALSE(missing);
-  EXPECT_TRUE(contains(missing.message(), "/nonexistent/music.ogg: cannot open ("))
+  EXPECT_TRUE(contains(missing.message(), "/nonexistent/music.ogg: cannot open: "))
       << missing.message();
   const std::string text = temp("notes.txt", Bytes{'h', 'e', 'l', 'l', 'o'});
   auto t = open_stream(text);
@@ -204,6 +206,22 @@ TEST_F(StreamTest, OpenRefusesWhatLoadRefuses) {
   EXPECT_EQ(open_stream(empty).message(), empty + ": empty file");
   const std::string tri = temp("tri.wav", test::wav({.channels = 3}, Bytes(6, 0)));
   EXPECT_EQ(open_stream(tri).message(), load_sound(tri).message());
+}
+
+// What is not a regular file is refused by what it is, before a byte is read, by all three ways a
+// sound file comes in: a FIFO blocked each of them forever, /dev/zero was "empty" and a directory
+// was "9223372036854775807 bytes".
+TEST(SoundFiles, WhatIsNotARegularFileIsRefusedByWhatItIs) {
+  Mixer mixer({.block_frames = 64});
+  for (const spindle::test::SpecialFile& f : spindle::test::special_files("sound")) {
+    const std::string expected = f.path + ": not a regular file (" + f.kind + ")";
+    auto sound = spindle::test::returns_promptly(f, [&] { return load_sound(f.path); });
+    EXPECT_EQ(sound.message(), expected);
+    auto stream = spindle::test::returns_promptly(f, [&] { return open_stream(f.path); });
+    EXPECT_EQ(stream.message(), expected);
+    auto added = spindle::test::returns_promptly(f, [&] { return mixer.add_stream(f.path); });
+    EXPECT_EQ(added.message(), expected);
+  }
 }
 
 }  // namespace

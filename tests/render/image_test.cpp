@@ -13,6 +13,8 @@
 
 #include <unistd.h>
 
+#include "special_files.h"
+
 // Helpers shared by the resource tests (declared where used, as in tests/anim): patterned
 // images, PNG bytes in memory, temporary paths and IHDR patching.
 namespace spindle::render::resource_test {
@@ -162,6 +164,46 @@ TEST(Png, RefusesEveryTruncation) {
   }
 }
 
+// image.h promises that corrupt files are refused, and stb ignores chunk CRCs: a PNG whose
+// bytes were damaged where the pixels do not show it (a chunk's stored CRC, an ancillary chunk's
+// data) used to load as if intact. Every chunk's CRC is checked now, up to IEND.
+TEST(Png, RefusesAChunkWhoseCrcDoesNotMatch) {
+  const Image image = patterned_image(9, 7, 77);
+  const std::vector<std::uint8_t> good = png_bytes(image);
+  ASSERT_TRUE(decode_png(good, "good.png"));
+  // Each chunk in turn: its stored CRC with one bit flipped.
+  std::size_t pos = 8;
+  int chunks = 0;
+  while (pos + 12 <= good.size()) {
+    const std::uint32_t length = (std::uint32_t{good[pos]} << 24) | (good[pos + 1] << 16) |
+                                 (good[pos + 2] << 8) | good[pos + 3];
+    const std::string type(reinterpret_cast<const char*>(good.data() + pos + 4), 4);
+    std::vector<std::uint8_t> bad = good;
+    bad[pos + 8 + length] ^= 0x10;
+    auto r = decode_png(bad, "bad.png");
+    ASSERT_FALSE(r) << "a wrong CRC in chunk '" << type << "' loaded";
+    EXPECT_EQ(r.message(), "bad.png: truncated or corrupt PNG (chunk '" + type + "' at byte " +
+                               std::to_string(pos) + ": CRC mismatch)");
+    ++chunks;
+    pos += 12 + length;
+  }
+  EXPECT_GE(chunks, 3);  // IHDR, IDAT..., IEND
+  // Damaged data under an intact CRC: a text chunk whose text changed after its CRC was made.
+  std::vector<std::uint8_t> text = good;
+  const std::string comment("tEXtComment\0made by a test", 26);
+  std::vector<std::uint8_t> chunk = {0, 0, 0, static_cast<std::uint8_t>(comment.size() - 4)};
+  chunk.insert(chunk.end(), comment.begin(), comment.end());
+  chunk.resize(chunk.size() + 4);
+  resource_test::put_be32(chunk.data() + chunk.size() - 4,
+                          resource_test::crc32(chunk.data() + 4, comment.size()));
+  chunk[chunk.size() - 6] ^= 0x01;  // the 's' of "test" -> 'r', the CRC left as it was
+  text.insert(text.begin() + 33, chunk.begin(), chunk.end());  // after IHDR
+  auto r = decode_png(text, "text.png");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.message(),
+            "text.png: truncated or corrupt PNG (chunk 'tEXt' at byte 33: CRC mismatch)");
+}
+
 TEST(Png, RefusesHugeHeaderBeforeDecoding) {
   std::vector<std::uint8_t> bytes = png_bytes(patterned_image(4, 4, 5));
   resource_test::patch_ihdr_size(bytes, 100000, 100000);
@@ -248,6 +290,15 @@ TEST(ImageDiff, CountsAndScales) {
   auto bad = diff_images(a, Image(2, 4));
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.message().find("4x2"), std::string::npos) << bad.message();
+}
+
+// What is not a regular file is refused by what it is, before a byte is read: a FIFO blocked
+// load_png forever, and /dev/zero was read to 256 MiB (750 MB of RSS) before it was refused.
+TEST(Png, WhatIsNotARegularFileIsRefusedByWhatItIs) {
+  for (const spindle::test::SpecialFile& f : spindle::test::special_files("png")) {
+    auto image = spindle::test::returns_promptly(f, [&] { return load_png(f.path); });
+    EXPECT_EQ(image.message(), f.path + ": not a regular file (" + f.kind + ")");
+  }
 }
 
 }  // namespace

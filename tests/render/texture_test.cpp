@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "special_files.h"
+
 namespace spindle::render {
 namespace resource_test {
 Image patterned_image(int w, int h, std::uint32_t seed);  // image_test.cpp
@@ -132,6 +134,13 @@ TEST(Texture, LoadPngNamesThePath) {
   auto missing = Texture::load_png("/nonexistent/dir/t.png");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.message().rfind("/nonexistent/dir/t.png: ", 0), 0u) << missing.message();
+}
+
+TEST(Texture, LoadPngRefusesWhatIsNotARegularFile) {
+  for (const spindle::test::SpecialFile& f : spindle::test::special_files("texture")) {
+    auto texture = spindle::test::returns_promptly(f, [&] { return Texture::load_png(f.path); });
+    EXPECT_EQ(texture.message(), f.path + ": not a regular file (" + f.kind + ")");
+  }
 }
 
 }  // namespace

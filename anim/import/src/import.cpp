@@ -18,6 +18,7 @@
 
 #include "gltf_preflight.h"
 #include "scene_to_runtime.h"
+#include "spindle/base/file.h"
 
 namespace spindle::anim {
 namespace {
@@ -127,9 +128,17 @@ core::Result<ImportedAsset> run_import(const std::string& name, const ImportOpti
 core::Result<ImportedAsset> import_asset(const std::filesystem::path& file,
                                          const ImportOptions& options) {
   const std::string name = file.string();
+  // What is there, looked at before anything is opened: assimp opens the path itself, and a FIFO
+  // would block it, a device never end.
   std::error_code ec;
-  const bool regular = std::filesystem::is_regular_file(file, ec);
-  if (ec || !regular) return fail(name, "cannot open: no such file");
+  const std::filesystem::file_status status = std::filesystem::status(file, ec);
+  if (!std::filesystem::exists(status)) return fail(name, "cannot open: no such file");
+  if (!std::filesystem::is_regular_file(status)) {
+    // The same words as core::read_file_capped() ("not a regular file (a FIFO)").
+    core::Result<core::OpenedFile> opened =
+        core::open_file_capped(name, options.max_file_bytes, "an imported model");
+    return opened ? fail(name, "changed while it was opened") : opened.status();
+  }
   const std::uintmax_t size = std::filesystem::file_size(file, ec);
   if (ec) return fail(name, "cannot open: " + ec.message());
   if (size == 0) return fail(name, "empty file");

@@ -1,7 +1,10 @@
 #include "spindle/base/file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -27,34 +30,78 @@ const char* file_kind(std::filesystem::file_type type) {
   }
 }
 
+std::filesystem::file_type file_type_of(mode_t mode) {
+  using std::filesystem::file_type;
+  if (S_ISDIR(mode)) return file_type::directory;
+  if (S_ISCHR(mode)) return file_type::character;
+  if (S_ISBLK(mode)) return file_type::block;
+  if (S_ISFIFO(mode)) return file_type::fifo;
+  if (S_ISSOCK(mode)) return file_type::socket;
+  return file_type::unknown;
+}
+
+std::string over_limit(const std::string& path, std::string_view size, std::uint64_t max_bytes,
+                       std::string_view what) {
+  return path + ": " + std::string(size) + " over the limit of " + std::to_string(max_bytes) +
+         " for " + std::string(what);
+}
+
 }  // namespace
+
+Result<OpenedFile> open_file_capped(const std::string& path, std::uint64_t max_bytes,
+                                    std::string_view what) {
+  namespace fs = std::filesystem;
+  // Looked at before opening, so that a device is not even opened.
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!ec && fs::exists(status) && !fs::is_regular_file(status))
+    return Status::error(path + ": not a regular file (" + file_kind(status.type()) + ")");
+  // Opened without blocking (a FIFO put there meanwhile would wait for a writer), then looked at
+  // again, on what was opened.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return Status::error(path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return Status::error(path + ": cannot stat: " + std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::error(path + ": not a regular file (" + file_kind(file_type_of(st.st_mode)) +
+                         ")");
+  }
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > max_bytes) {
+    ::close(fd);
+    return Status::error(over_limit(path, std::to_string(size) + " bytes,", max_bytes, what));
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  std::FILE* file = ::fdopen(fd, "rb");
+  if (file == nullptr) {
+    const int err = errno;
+    ::close(fd);
+    return Status::error(path + ": cannot open: " + std::strerror(err));
+  }
+  return OpenedFile{FilePtr(file), size};
+}
 
 Result<std::string> read_file_capped(const std::string& path, std::size_t max_bytes,
                                      std::string_view what) {
-  namespace fs = std::filesystem;
-  const std::string too_big =
-      " over the limit of " + std::to_string(max_bytes) + " for " + std::string(what);
-  // Looked at before opening: opening a FIFO waits for a writer, and a device never ends.
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (!ec && fs::exists(status)) {
-    if (!fs::is_regular_file(status))
-      return Status::error(path + ": not a regular file (" + file_kind(status.type()) + ")");
-    if (const std::uintmax_t size = fs::file_size(path, ec); !ec && size > max_bytes)
-      return Status::error(path + ": " + std::to_string(size) + " bytes," + too_big);
-  }
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) return Status::error(path + ": cannot open: " + std::strerror(errno));
+  Result<OpenedFile> opened = open_file_capped(path, max_bytes, what);
+  if (!opened) return opened.status();
+  std::FILE* file = opened.value().file.get();
   // Never more than the limit, whatever the size said.
   std::string text;
+  text.reserve(static_cast<std::size_t>(opened.value().size));
   char chunk[4096];
   std::size_t n = 0;
   while (text.size() <= max_bytes && (n = std::fread(chunk, 1, sizeof(chunk), file)) > 0)
     text.append(chunk, n);
-  const bool read_error = std::ferror(file) != 0;
-  std::fclose(file);
-  if (read_error) return Status::error(path + ": read error");
-  if (text.size() > max_bytes) return Status::error(path + ": grew while read," + too_big);
+  if (std::ferror(file) != 0) return Status::error(path + ": read error");
+  if (text.size() > max_bytes)
+    return Status::error(over_limit(path, "grew while read,", max_bytes, what));
   return text;
 }
 

@@ -21,7 +21,12 @@
 //   audio_mix     mixes this frame's frames: paced by game time (frame delta x rate, the
 //                 remainder carried: the same input gives the same samples) or, with a real-time
 //                 device, by the ring's fill (kept at DeviceConfig::latency_frames)
-// Stages of a game that call the mixer declare `.write<spindle::audio::AudioAccess>()`.
+// Stages of a game that call the mixer declare `.write<spindle::audio::AudioAccess>()`. A stage
+// that starts sounds from what happened (a hit, a pickup) is a presentation stage
+// (`.simulation = false`) in a phase before kAudioPhase, Phase::Gameplay for example: it runs
+// once per frame, after the steps and before audio_update, and its sounds are mixed that frame.
+// A simulation stage may start sounds too, but it runs once per step: a frame of three steps
+// starts three one-shots if each step asks for one.
 #pragma once
 
 #include <cstdint>
@@ -106,7 +111,10 @@ class AudioPlugin final : public core::Plugin {
   AudioRing& ring() { return *ring_; }
   OutputDevice* device() { return device_.get(); }
   // A hash of every sample mixed so far (their bits, in order): equal across job modes and
-  // worker counts for the same input.
+  // worker counts for the same input with Output::None, Null and WavFile, which mix by game time.
+  // Output::Sdl mixes as much as the device's ring has room for, which depends on when the
+  // device read it (real time): the samples are the same sounds, but how many are mixed by a
+  // given frame is not, so the hash is not reproducible there. Compare hashes with Output::Null.
   std::uint64_t output_hash() const { return hash_; }
   const AudioPluginStats& stats() const { return stats_; }
   // What audio_mix mixed in the last frame (interleaved stereo; empty before the first): meters,

@@ -65,6 +65,8 @@ core::Result<Sound> decode_wav(std::span<const std::uint8_t> bytes, std::string_
 core::Result<Sound> decode_ogg(std::span<const std::uint8_t> bytes, std::string_view name);
 // By content (RIFF/WAVE or OggS), not by extension.
 core::Result<Sound> decode_sound(std::span<const std::uint8_t> bytes, std::string_view name);
+// A regular file of at most 1 GiB; a directory, FIFO or device is refused by what it is, before a
+// byte is read (core::read_file_capped(); open_stream() and Mixer::add_stream() check the same).
 core::Result<Sound> load_sound(const std::string& path);
 
 // A long file decoded a piece at a time (WAV or Ogg, by content). Not thread-safe: one user at

@@ -84,7 +84,9 @@ class Image {
 
 // PNG in memory or on disk -> Image (any PNG stb_image reads: grey, grey+alpha, RGB, RGBA, 8 or
 // 16 bits; converted to RGBA8). Errors name `name` (the path for load_png) and the problem:
-// empty, not a PNG, truncated, corrupt, or larger than kMaxImageSide on a side.
+// empty, not a PNG, truncated, corrupt (every chunk's CRC is checked, up to IEND), or larger than
+// kMaxImageSide on a side. load_png reads regular files only, of at most 256 MiB: a directory,
+// FIFO or device is refused by what it is (core::read_file_capped()).
 core::Result<Image> decode_png(std::span<const std::uint8_t> bytes, const std::string& name);
 core::Result<Image> load_png(const std::string& path);
 // Writes the visible pixels as an RGBA PNG; the error names the path.

@@ -107,7 +107,9 @@ struct ImportedAsset {
   std::vector<Clip> clips;
 };
 
-// Reads a file; referenced files (a .gltf's .bin buffers) are looked up beside it.
+// Reads a file; referenced files (a .gltf's .bin buffers) are looked up beside it. A path that is
+// missing says "no such file"; one that is not a regular file says what it is ("not a regular
+// file (a FIFO)"), before anything opens it.
 core::Result<ImportedAsset> import_asset(const std::filesystem::path& file,
                                          const ImportOptions& options = {});
 
