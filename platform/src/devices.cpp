@@ -21,7 +21,9 @@ namespace spindle::platform {
 constexpr std::uint8_t kDown = 1, kLatched = 2;
 
 struct Devices::Pad {
-  SDL_GameController* controller = nullptr;
+  SDL_GameController* controller = nullptr;  // null for a scripted pad (inject())
+  bool scripted = false;
+  bool live() const { return controller != nullptr || scripted; }
   SDL_JoystickID id = -1;
   std::array<std::uint8_t, SDL_CONTROLLER_BUTTON_MAX> buttons{};
   std::array<std::int16_t, SDL_CONTROLLER_AXIS_MAX> axes{};
@@ -106,7 +108,8 @@ void Devices::watch(Window& window) {
   window_ = &window;
 }
 
-core::Status Devices::bind(core::ActionId action, std::string_view control) {
+core::Result<Devices::Binding> Devices::parse_control(core::ActionId action,
+                                                      std::string_view control) const {
   const auto bad = [control](const std::string& why) {
     return core::Status::error("devices: control " + quoted(control) + ": " + why +
                                " (key:NAME, mouse:N, button:NAME or axis:NAME+ / axis:NAME-, "
@@ -127,48 +130,48 @@ core::Status Devices::bind(core::ActionId action, std::string_view control) {
     }
   }
   // The calls' own errors, said of the whole control as the file has it.
-  const auto named = [control](core::Status s) {
-    if (s) return s;
+  const auto named = [control](core::Result<Binding> r) -> core::Result<Binding> {
+    if (r) return r;
     constexpr std::string_view prefix = "devices: ";
-    std::string why = s.message();
+    std::string why = r.message();
     if (why.starts_with(prefix)) why.erase(0, prefix.size());
     return core::Status::error("devices: control " + quoted(control) + ": " + why);
   };
-  if (kind == "key") return named(bind_key(action, rest));
-  if (kind == "button") return named(bind_button(action, rest, player));
+  if (kind == "key") return named(key_binding(action, rest));
+  if (kind == "button") return named(button_binding(action, rest, player));
   if (kind == "mouse") {
     if (rest.size() != 1 || rest[0] < '1' || rest[0] > '0' + kMouseButtons)
       return bad("mouse buttons are 1..5");
-    return named(bind_mouse_button(action, rest[0] - '0'));
+    return named(mouse_binding(action, rest[0] - '0'));
   }
   if (kind == "axis") {
     if (rest.empty() || (rest.back() != '+' && rest.back() != '-'))
       return bad("an axis ends in + or -");
     const float direction = rest.back() == '+' ? 1.0f : -1.0f;
-    return named(bind_axis(action, rest.substr(0, rest.size() - 1), direction, player));
+    return named(axis_binding(action, rest.substr(0, rest.size() - 1), direction, player));
   }
   return bad("unknown kind " + quoted(kind));
 }
 
-core::Status Devices::bind_key(core::ActionId action, std::string_view key) {
+core::Result<Devices::Binding> Devices::key_binding(core::ActionId action,
+                                                    std::string_view key) const {
   const SDL_Scancode code = SDL_GetScancodeFromName(std::string(key).c_str());
   if (code == SDL_SCANCODE_UNKNOWN)
     return core::Status::error("devices: no key named " + quoted(key) +
                                " (SDL key names: "
                                "\"A\", \"Space\", \"Left\", \"Return\", \"Left Shift\"...)");
-  bindings_.push_back({action, Kind::Key, code, kAnyPlayer, 1.0f});
-  return {};
+  return Binding{action, Kind::Key, code, kAnyPlayer, 1.0f};
 }
 
-core::Status Devices::bind_mouse_button(core::ActionId action, int button) {
+core::Result<Devices::Binding> Devices::mouse_binding(core::ActionId action, int button) const {
   if (button < 1 || button > kMouseButtons)
     return core::Status::error("devices: mouse button " + std::to_string(button) +
                                " is outside 1..5");
-  bindings_.push_back({action, Kind::Mouse, button, kAnyPlayer, 1.0f});
-  return {};
+  return Binding{action, Kind::Mouse, button, kAnyPlayer, 1.0f};
 }
 
-core::Status Devices::bind_button(core::ActionId action, std::string_view button, int player) {
+core::Result<Devices::Binding> Devices::button_binding(core::ActionId action,
+                                                       std::string_view button, int player) const {
   const SDL_GameControllerButton b =
       SDL_GameControllerGetButtonFromString(std::string(button).c_str());
   if (b == SDL_CONTROLLER_BUTTON_INVALID)
@@ -177,23 +180,100 @@ core::Status Devices::bind_button(core::ActionId action, std::string_view button
   if (player != kAnyPlayer && (player < 0 || player >= kMaxPlayers))
     return core::Status::error("devices: player " + std::to_string(player) + " is outside 0.." +
                                std::to_string(kMaxPlayers - 1));
-  bindings_.push_back({action, Kind::Button, b, player, 1.0f});
-  return {};
+  return Binding{action, Kind::Button, b, player, 1.0f};
 }
 
-core::Status Devices::bind_axis(core::ActionId action, std::string_view axis, float direction,
-                                int player) {
+core::Result<Devices::Binding> Devices::axis_binding(core::ActionId action, std::string_view axis,
+                                                     float direction, int player) const {
   const SDL_GameControllerAxis a = SDL_GameControllerGetAxisFromString(std::string(axis).c_str());
   if (a == SDL_CONTROLLER_AXIS_INVALID)
     return core::Status::error("devices: no controller axis named " + quoted(axis) +
-                               " (\"leftx\", \"lefty\", \"rightx\", \"righty\", \"lefttrigger\", "
-                               "\"righttrigger\")");
+                               " (\"leftx\", \"lefty\", \"rightx\", \"righty\", "
+                               "\"lefttrigger\", \"righttrigger\")");
   if (direction != 1.0f && direction != -1.0f)
     return core::Status::error("devices: axis " + quoted(axis) + " direction must be +1 or -1");
   if (player != kAnyPlayer && (player < 0 || player >= kMaxPlayers))
     return core::Status::error("devices: player " + std::to_string(player) + " is outside 0.." +
                                std::to_string(kMaxPlayers - 1));
-  bindings_.push_back({action, Kind::Axis, a, player, direction});
+  return Binding{action, Kind::Axis, a, player, direction};
+}
+
+core::Status Devices::add(core::Result<Binding> binding) {
+  if (!binding) return binding.status();
+  bindings_.push_back(binding.value());
+  return {};
+}
+
+core::Status Devices::bind(core::ActionId action, std::string_view control) {
+  return add(parse_control(action, control));
+}
+
+core::Status Devices::bind_key(core::ActionId action, std::string_view key) {
+  return add(key_binding(action, key));
+}
+
+core::Status Devices::bind_mouse_button(core::ActionId action, int button) {
+  return add(mouse_binding(action, button));
+}
+
+core::Status Devices::bind_button(core::ActionId action, std::string_view button, int player) {
+  return add(button_binding(action, button, player));
+}
+
+core::Status Devices::bind_axis(core::ActionId action, std::string_view axis, float direction,
+                                int player) {
+  return add(axis_binding(action, axis, direction, player));
+}
+
+core::Status Devices::inject(std::string_view control, float value) {
+  if (!(value >= -1.0f && value <= 1.0f))
+    return core::Status::error("devices: inject " + quoted(control) + ": value " +
+                               std::to_string(value) + " is outside -1..1");
+  const core::Result<Binding> parsed = parse_control(core::ActionId{}, control);
+  if (!parsed) return parsed.status();
+  const Binding& b = parsed.value();
+  const bool down = value > 0.0f;
+  SDL_Event e{};
+  switch (b.kind) {
+    case Kind::Key:
+      e.type = down ? SDL_KEYDOWN : SDL_KEYUP;
+      e.key.state = down ? SDL_PRESSED : SDL_RELEASED;
+      e.key.keysym.scancode = static_cast<SDL_Scancode>(b.code);
+      break;
+    case Kind::Mouse:
+      e.type = down ? SDL_MOUSEBUTTONDOWN : SDL_MOUSEBUTTONUP;
+      e.button.state = down ? SDL_PRESSED : SDL_RELEASED;
+      e.button.button = static_cast<std::uint8_t>(b.code);
+      e.button.x = mouse_x_;
+      e.button.y = mouse_y_;
+      break;
+    case Kind::Button:
+    case Kind::Axis: {
+      // Player 0 unless the control names one. A player without a controller gets a scripted
+      // one, which stays connected (players(), connected()) until the Devices goes.
+      const int player = b.player == kAnyPlayer ? 0 : b.player;
+      Pad& pad = pads_[player];
+      if (!pad.live()) {
+        pad = Pad{};
+        pad.scripted = true;
+        pad.id = -2 - player;  // SDL's instance ids are never negative
+      }
+      if (b.kind == Kind::Button) {
+        e.type = down ? SDL_CONTROLLERBUTTONDOWN : SDL_CONTROLLERBUTTONUP;
+        e.cbutton.which = pad.id;
+        e.cbutton.button = static_cast<std::uint8_t>(b.code);
+        e.cbutton.state = down ? SDL_PRESSED : SDL_RELEASED;
+      } else {
+        e.type = SDL_CONTROLLERAXISMOTION;
+        e.caxis.which = pad.id;
+        e.caxis.axis = static_cast<std::uint8_t>(b.code);
+        const float pushed = std::clamp(value * b.direction, -1.0f, 1.0f);
+        e.caxis.value = static_cast<std::int16_t>(std::lround(pushed * 32767.0f));
+      }
+      break;
+    }
+  }
+  handle(&e);
   return {};
 }
 
@@ -409,18 +489,18 @@ core::Status Devices::set_relative_mouse(bool on) {
 }
 
 bool Devices::connected(int player) const {
-  return player >= 0 && player < kMaxPlayers && pads_[player].controller != nullptr;
+  return player >= 0 && player < kMaxPlayers && pads_[player].live();
 }
 
 int Devices::players() const {
   int n = 0;
-  for (int p = 0; p < kMaxPlayers; ++p) n += pads_[p].controller != nullptr ? 1 : 0;
+  for (int p = 0; p < kMaxPlayers; ++p) n += pads_[p].live() ? 1 : 0;
   return n;
 }
 
 float Devices::axis_value(int player, int axis) const {
   const Pad& pad = pads_[player];
-  if (pad.controller == nullptr) return 0.0f;
+  if (!pad.live()) return 0.0f;
   const bool trigger =
       axis == SDL_CONTROLLER_AXIS_TRIGGERLEFT || axis == SDL_CONTROLLER_AXIS_TRIGGERRIGHT;
   if (trigger) return rescale(unit(pad.axes[axis]), config_.trigger_dead_zone);
@@ -477,7 +557,7 @@ void Devices::handle(const void* sdl_event) {
   };
   const auto pad_of = [this](SDL_JoystickID id) -> Pad* {
     for (int p = 0; p < kMaxPlayers; ++p)
-      if (pads_[p].controller != nullptr && pads_[p].id == id) return &pads_[p];
+      if (pads_[p].live() && pads_[p].id == id) return &pads_[p];
     return nullptr;
   };
   switch (e.type) {
@@ -518,7 +598,7 @@ void Devices::handle(const void* sdl_event) {
       if (pad_of(id) != nullptr) break;  // already open (an added event seen twice)
       int slot = -1;
       for (int p = 0; p < kMaxPlayers && slot < 0; ++p)
-        if (pads_[p].controller == nullptr) slot = p;
+        if (!pads_[p].live()) slot = p;
       if (slot < 0) {
         SPINDLE_LOG_WARNING(Core,
                             "devices: a controller arrived with %d players connected; "
@@ -540,7 +620,7 @@ void Devices::handle(const void* sdl_event) {
     }
     case SDL_CONTROLLERDEVICEREMOVED:
       if (Pad* pad = pad_of(e.cdevice.which)) {
-        SDL_GameControllerClose(pad->controller);
+        if (pad->controller != nullptr) SDL_GameControllerClose(pad->controller);
         *pad = Pad{};
       }
       break;
@@ -569,7 +649,7 @@ bool Devices::active(const Binding& b) const {
       return on(mouse_[b.code]);
     case Kind::Button:
       for (int p = 0; p < kMaxPlayers; ++p) {
-        if ((b.player == kAnyPlayer || b.player == p) && pads_[p].controller != nullptr &&
+        if ((b.player == kAnyPlayer || b.player == p) && pads_[p].live() &&
             on(pads_[p].buttons[b.code]))
           return true;
       }

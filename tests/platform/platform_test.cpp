@@ -635,6 +635,79 @@ TEST(Devices, TheStickFilterSmoothsStepByStep) {
 // step, however many steps the frame runs (the bound is one step). Frames of three steps
 // each, the key pressed between them: the step that first reads it pressed is the first of the
 // next frame, never a later one.
+// A script drives the devices through the bindings and a loaded map, as a player would: what a
+// new user could not do without pushing SDL events by hand (ScriptedInput skips the map).
+TEST(Devices, InjectedControlsGoThroughTheLoadedMap) {
+  Rig rig;
+  const ActionId jump = rig.action("jump"), left = rig.action("left"), fire = rig.action("fire");
+  ASSERT_TRUE(rig.devices->bind_key(jump, "Up").ok());  // a default the map replaces
+  ASSERT_TRUE(rig.devices
+                  ->parse_map("jump = key:Space, button:a@1\nleft = axis:leftx-@1\n"
+                              "fire = mouse:1, axis:righttrigger+\n",
+                              "controls.map", *rig.input)
+                  .ok());
+  rig.engine.step();
+  EXPECT_EQ(rig.devices->players(), 0);
+
+  ASSERT_TRUE(rig.devices->inject("key:Up").ok());  // unbound by the map now
+  rig.engine.step();
+  EXPECT_FALSE(rig.input->held(jump));
+  ASSERT_TRUE(rig.devices->inject("key:Up", 0).ok());
+  ASSERT_TRUE(rig.devices->inject("key:Space").ok());
+  rig.engine.step();
+  EXPECT_TRUE(rig.input->pressed(jump));
+  EXPECT_TRUE(rig.devices->key_down("Space"));
+  ASSERT_TRUE(rig.devices->inject("key:Space", 0).ok());
+  rig.engine.step();
+  EXPECT_TRUE(rig.input->released(jump));
+
+  // Player 1's button: a scripted controller connects for player 1; player 0's does not count.
+  ASSERT_TRUE(rig.devices->inject("button:a@0").ok());
+  rig.engine.step();
+  EXPECT_TRUE(rig.devices->connected(0));
+  EXPECT_FALSE(rig.input->held(jump)) << "the map binds player 1's a only";
+  ASSERT_TRUE(rig.devices->inject("button:a@1").ok());
+  ASSERT_TRUE(rig.devices->inject("button:a@1", 0).ok());  // pressed and released before a step
+  rig.engine.step();
+  EXPECT_TRUE(rig.input->pressed(jump)) << "a press between two steps counts once";
+  EXPECT_EQ(rig.devices->players(), 2);
+  rig.engine.step();
+  EXPECT_FALSE(rig.input->held(jump));
+
+  // Axes go through the dead zone and axis_press: "axis:leftx-" at 0.3 is inside neither.
+  ASSERT_TRUE(rig.devices->inject("axis:leftx-@1", 0.3f).ok());
+  rig.engine.step();
+  EXPECT_NEAR(rig.devices->stick(1, Stick::Left).x, -(0.3f - 0.2f) / 0.8f, 1e-3f);
+  EXPECT_FALSE(rig.input->held(left));
+  ASSERT_TRUE(rig.devices->inject("axis:leftx-@1").ok());
+  rig.engine.step();
+  EXPECT_NEAR(rig.devices->stick(1, Stick::Left).x, -1.0f, 1e-4f);
+  EXPECT_TRUE(rig.input->held(left));
+  ASSERT_TRUE(rig.devices->inject("axis:leftx-@1", 0).ok());
+  rig.engine.step();
+  EXPECT_FALSE(rig.input->held(left));
+
+  ASSERT_TRUE(rig.devices->inject("axis:righttrigger+").ok());  // player 0's
+  rig.engine.step();
+  EXPECT_TRUE(rig.input->held(fire));
+  ASSERT_TRUE(rig.devices->inject("axis:righttrigger+", 0).ok());
+  ASSERT_TRUE(rig.devices->inject("mouse:1").ok());
+  rig.engine.step();
+  EXPECT_TRUE(rig.input->held(fire));
+  EXPECT_TRUE(rig.devices->mouse_down(1));
+
+  // Bad controls and values are errors naming them, and change nothing.
+  EXPECT_EQ(rig.devices->inject("key:Nope").message().rfind("devices: control 'key:Nope': ", 0),
+            0u);
+  EXPECT_FALSE(rig.devices->inject("button:a@9").ok());
+  EXPECT_FALSE(rig.devices->inject("joystick:3").ok());
+  EXPECT_EQ(rig.devices->inject("key:Space", 2.0f).message(),
+            "devices: inject 'key:Space': value 2.000000 is outside -1..1");
+  EXPECT_FALSE(rig.devices->inject("key:Space", std::nanf("")).ok());
+  rig.engine.step();
+  EXPECT_FALSE(rig.devices->key_down("Space"));
+}
+
 TEST(Devices, AnEventIsSeenByTheFirstStepAfterIt) {
   Rig rig;
   const ActionId jump = rig.action("jump");

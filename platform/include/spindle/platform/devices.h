@@ -22,6 +22,8 @@
 //   devices->attach(engine);                          // polled every frame; quit -> request_quit()
 //   devices->watch(*window);                          // focus and size events reach the window
 //   // in a stage: input.pressed(jump); devices->stick(0, Stick::Left) for analogue movement
+//   devices->inject("key:Space");                     // tests, demos: as if pressed, through
+//   devices->inject("axis:leftx-@1", 0.5f);           // the bindings and the loaded map
 //
 // A press and release between two steps still reads as pressed for one step (nothing is lost
 // between polls). Losing focus releases every key and button. Bindings can change at any time
@@ -101,6 +103,16 @@ class Devices final : public core::InputSource {
   core::Status bind_axis(core::ActionId action, std::string_view axis, float direction,
                          int player = kAnyPlayer);
   void unbind(core::ActionId action);
+
+  // Scripted input, for tests, demos and attract modes: acts on `control`, in the text bind()
+  // and input maps take ("key:Space", "mouse:1", "button:a@1", "axis:leftx-"), as if the device
+  // had done it. It then goes where a real event goes: through the bindings and the loaded map,
+  // seen by the next simulation step (a press and release before it still count once). `value`:
+  // 1 presses, 0 releases; for an axis, how far it is pushed the control's way (0.3: 30%, before
+  // the dead zone), -1..1. Buttons and axes are player 0's unless the control names a player; a
+  // player without a controller gets a scripted one, connected from then on. Call it between
+  // frames, from the thread that runs them. An error names a bad control or value.
+  core::Status inject(std::string_view control, float value = 1.0f);
   std::size_t binding_count() const { return bindings_.size(); }
   // Binding `index` (0..binding_count()) in the text bind() takes, and its action.
   std::string control_text(std::size_t index) const;
@@ -158,6 +170,15 @@ class Devices final : public core::InputSource {
     int player;
     float direction;
   };
+  // The parsing behind bind() and its siblings, without adding the binding.
+  core::Result<Binding> parse_control(core::ActionId action, std::string_view control) const;
+  core::Result<Binding> key_binding(core::ActionId action, std::string_view key) const;
+  core::Result<Binding> mouse_binding(core::ActionId action, int button) const;
+  core::Result<Binding> button_binding(core::ActionId action, std::string_view button,
+                                       int player) const;
+  core::Result<Binding> axis_binding(core::ActionId action, std::string_view axis, float direction,
+                                     int player) const;
+  core::Status add(core::Result<Binding> binding);
   void handle(const void* sdl_event);
   bool active(const Binding& b) const;
   float axis_value(int player, int axis) const;
