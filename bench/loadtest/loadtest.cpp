@@ -23,6 +23,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <spindle/base/crash.h>
 #include <spindle/base/log.h>
 #include <spindle/base/profiler.h>
 #include <spindle/engine/engine.h>
@@ -502,7 +503,8 @@ void print_summary(const report::Run& run, std::ostream& out) {
 
 }  // namespace
 
-int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+                 bool crash_report) {
   register_builtin_scenes();
   Options o;
   CLI::App app{
@@ -690,6 +692,11 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
     err << "spindle_loadtest: --out: cannot create folder '" << o.out << "'"
         << (ec ? ": " + ec.message() : "") << "\n";
     return 2;
+  }
+  if (crash_report) {
+    const std::string report = (std::filesystem::path(o.out) / "crash.txt").string();
+    if (core::Status s = core::install_crash_handler({.path = report}); !s)
+      err << "spindle_loadtest: no crash report: " << s.message() << "\n";
   }
   if (!o.screenshot_dir.empty()) {
     std::filesystem::create_directories(o.screenshot_dir, ec);

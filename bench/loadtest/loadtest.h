@@ -20,7 +20,10 @@
 namespace spindle::loadtest {
 
 // Runs the harness as the program would with these arguments; `out` gets progress and the
-// summary, `err` the error messages.
-int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+// summary, `err` the error messages. `crash_report`: install the crash handler
+// (<spindle/base/crash.h>), writing to crash.txt in the --out folder if the run dies; the program
+// does, tests running the harness in their own process do not.
+int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+                 bool crash_report = false);
 
 }  // namespace spindle::loadtest

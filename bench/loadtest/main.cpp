@@ -5,5 +5,5 @@
 #include "loadtest.h"
 
 int main(int argc, char** argv) {
-  return spindle::loadtest::run_loadtest(argc, argv, std::cout, std::cerr);
+  return spindle::loadtest::run_loadtest(argc, argv, std::cout, std::cerr, /*crash_report=*/true);
 }

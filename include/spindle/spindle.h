@@ -1,7 +1,7 @@
 // Everything a game needs, in one include: the engine, the world, transforms, timers, input,
-// logging, settings (INI files and --set overrides), reading files safely, the job system, and
-// every plugin this build of the engine has (the window and input devices, rendering, physics and
-// the swarm system, animation, audio). Link the CMake target spindle::spindle.
+// logging, settings (INI files and --set overrides), reading files safely, crash reports, the job
+// system, and every plugin this build of the engine has (the window and input devices, rendering,
+// physics and the swarm system, animation, audio). Link the CMake target spindle::spindle.
 //
 // spindle::spindle defines SPINDLE_HAS_PLATFORM, SPINDLE_HAS_RENDER, SPINDLE_HAS_PHYSICS,
 // SPINDLE_HAS_ANIM and SPINDLE_HAS_AUDIO to 1 for each plugin it links and to 0 for each one the
@@ -14,6 +14,7 @@
 #pragma once
 
 #include <spindle/base/config.h>
+#include <spindle/base/crash.h>
 #include <spindle/base/file.h>
 #include <spindle/base/log.h>
 #include <spindle/ecs/world.h>

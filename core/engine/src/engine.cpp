@@ -71,6 +71,47 @@ Engine::Impl::Impl(Engine& owner_engine, const EngineConfig& engine_config)
   stats.worker_busy_ns.assign(participants, 0);
   completed.worker_busy_ns.assign(participants, 0);
   stages.reserve(kMaxStages);
+  crash_section = add_crash_section("engine", &Impl::write_crash_section, this);
+}
+
+Engine::Impl::~Impl() {
+  remove_crash_section(crash_section);
+}
+
+// Inside a signal handler: reads plain fields and atomics, writes with CrashWriter only.
+void Engine::Impl::write_crash_section(void* self, CrashWriter& out) {
+  const Impl& e = *static_cast<const Impl*>(self);
+  out.text("frame: ");
+  out.number(e.frame_number);
+  out.text(", simulation steps: ");
+  out.number(e.tick);
+  out.text(", job mode: ");
+  out.text(jobs::to_string(e.jobs->mode()));
+  out.text(", workers: ");
+  out.number(e.jobs->worker_count());
+  out.text("\nentities: ");
+  out.number(e.world.entity_count());
+  out.text(", stages: ");
+  out.number(e.stages.size());
+  const jobs::Stats js = e.jobs->stats();
+  out.text("\njob system: jobs run inline for lack of room ");
+  out.number(js.inline_overflows);
+  out.text(", exceptions dropped ");
+  out.number(js.exceptions_dropped);
+  out.text("\nlast stages started, oldest first (step, name, state):\n");
+  const std::uint32_t next = e.recent_next.load(std::memory_order_acquire);
+  const std::uint32_t first = next > kRecentStages ? next - kRecentStages : 0;
+  for (std::uint32_t i = first; i < next; ++i) {
+    const RecentStage& r = e.recent_stages[i % kRecentStages];
+    const char* name = r.name.load(std::memory_order_acquire);
+    if (name == nullptr) continue;
+    out.text("  ");
+    out.number(r.tick.load(std::memory_order_relaxed));
+    out.text(" ");
+    out.text(name);
+    out.text(r.finished.load(std::memory_order_acquire) ? " finished\n" : " RUNNING\n");
+  }
+  if (next == 0) out.text("  (none yet)\n");
 }
 
 Engine::Engine(const EngineConfig& config)
@@ -456,9 +497,15 @@ void Engine::Impl::run_stage(StageId id, std::int64_t dt_ns, float alpha) {
   CommandBuffer& cmd = world.commands().local(*jobs);
   const detail::RecordingGuard guard(cmd, nullptr);
   cmd.set_origin(ctx.serial_origin(0));
+  RecentStage& recent =
+      recent_stages[recent_next.fetch_add(1, std::memory_order_relaxed) % kRecentStages];
+  recent.finished.store(false, std::memory_order_relaxed);
+  recent.tick.store(tick, std::memory_order_relaxed);
+  recent.name.store(s.desc.name, std::memory_order_release);
   s.begin_ns = monotonic_ns();
   s.desc.run(ctx);
   s.end_ns = monotonic_ns();
+  recent.finished.store(true, std::memory_order_release);
 }
 
 void Engine::Impl::launch(StageId id) {

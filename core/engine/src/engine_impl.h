@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <spindle/base/crash.h>
 #include <spindle/engine/engine.h>
 #include <spindle/engine/stage_planner.h>
 #include <spindle/engine/worker_controller.h>
@@ -109,6 +110,20 @@ struct Engine::Impl {
   bool quit = false;
   std::vector<std::function<void(Engine&)>> frame_hooks;
   std::vector<std::function<void(Engine&)>> step_hooks;
+
+  // For crash reports (core/base/crash.h): the last stages started, a ring written by whichever
+  // thread runs a stage, and this engine's section of the report.
+  static constexpr std::uint32_t kRecentStages = 16;
+  struct RecentStage {
+    std::atomic<const char*> name{nullptr};
+    std::atomic<std::uint64_t> tick{0};
+    std::atomic<bool> finished{false};
+  };
+  RecentStage recent_stages[kRecentStages];
+  std::atomic<std::uint32_t> recent_next{0};
+  int crash_section = 0;
+  static void write_crash_section(void* self, CrashWriter& out);
+  ~Impl();
 };
 
 }  // namespace spindle::core
