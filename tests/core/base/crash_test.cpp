@@ -11,8 +11,8 @@
 #include <signal.h>
 
 #include <csignal>
-#include <exception>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -181,7 +181,8 @@ TEST(CrashReports, KeepTheLastLogLinesAndAGamesSection) {
 
 TEST(CrashReports, InstallRefusesBadPathsAndUninstallPutsBackWhatWasThere) {
   SPINDLE_SKIP_UNDER_SANITIZERS();
-  EXPECT_EQ(install_crash_handler({.path = ""}).message(), "crash handler: the report path is empty");
+  EXPECT_EQ(install_crash_handler({.path = ""}).message(),
+            "crash handler: the report path is empty");
   EXPECT_FALSE(install_crash_handler({.path = std::string(2000, 'a')}).ok());
   EXPECT_FALSE(crash_handler_installed());
   struct sigaction before {};

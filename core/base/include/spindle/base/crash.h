@@ -9,7 +9,8 @@
 //   if (auto s = spindle::core::install_crash_handler({.path = prefs + "crash.txt"}); !s)
 //     SPINDLE_LOG_WARNING(Core, "%s", s.c_str());
 //   // every core::Engine adds its "engine" section by itself; a game may add its own:
-//   int id = spindle::core::add_crash_section("level", [](void* user, spindle::core::CrashWriter& out) {
+//   int id = spindle::core::add_crash_section("level", [](void* user, spindle::core::CrashWriter&
+//   out) {
 //     out.text("level: "); out.number(static_cast<Level*>(user)->index); out.text("\n");
 //   }, &level);
 //
