@@ -35,8 +35,10 @@ struct CrashConfig {
   bool to_stderr = true;                   // the same report on stderr too
 };
 
-// Installs the handlers (signals on an alternate stack, so a stack overflow is reported too; the
-// terminate handler) and starts keeping the last log lines. A second call replaces the config.
+// Installs the handlers (the fatal signals', and the terminate handler) and starts keeping the
+// last log lines. The calling thread also gets an alternate signal stack, so a stack overflow on
+// it (the main thread, usually) is reported too; on other threads it kills without a report. A
+// second call replaces the config.
 // Errors: an empty or too long path (more than kMaxCrashPathBytes), or sigaction failing.
 Status install_crash_handler(const CrashConfig& config = {});
 // Puts back what was there before install_crash_handler().
