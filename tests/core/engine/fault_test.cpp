@@ -88,11 +88,10 @@ struct FaultyGame {
       : engine(test::engine_config(mode, workers)) {
     World& world = engine.world();
     for (int i = 0; i < 64; ++i) world.add<Tally>(world.create(), Tally{i});
-    engine.add_stage({.name = "count",
-                      .access = Access{}.write<Tally>(),
-                      .run = [](StageContext& ctx) {
-                        ctx.world().query<Tally>().each([](Entity, Tally& t) { t.value += 3; });
-                      }});
+    engine.add_stage(
+        {.name = "count", .access = Access{}.write<Tally>(), .run = [](StageContext& ctx) {
+           ctx.world().query<Tally>().each([](Entity, Tally& t) { t.value += 3; });
+         }});
     // The fourth run of the stage: the fourth step (a presentation stage sees the tick after it).
     const auto fire = [this](const StageContext&) {
       return runs.fetch_add(1) == 3 && armed.exchange(false);
@@ -147,7 +146,8 @@ TEST(Faults, AJobThatThrowsInEveryKindOfStageReachesTheCallerAndTheGameGoesOn) {
       EXPECT_EQ(game.engine.world().entity_count(), 64u) << what;
       for (int i = 0; i < 4; ++i) game.engine.step();
       std::int64_t sum = 0;
-      game.engine.world().query<const Tally>().each([&](Entity, const Tally& t) { sum += t.value; });
+      game.engine.world().query<const Tally>().each(
+          [&](Entity, const Tally& t) { sum += t.value; });
       // 0..63 plus 3 per step per entity: 7 or 8 steps counted (the failed one may have).
       const std::int64_t base = 63 * 64 / 2;
       EXPECT_TRUE(sum == base + 64 * 3 * 7 || sum == base + 64 * 3 * 8) << what << ": " << sum;
@@ -186,7 +186,8 @@ TEST(Faults, AStageHundredTimesSlowerThanItsEstimateIsWaitedForAndShown) {
     Engine engine(test::engine_config(mode, 2));
     std::atomic<int> runs{0};
     engine.add_stage({.name = "usually_fast", .run = [&](StageContext& ctx) {
-                        const auto spin = std::chrono::microseconds(ctx.tick() == 10 ? 50'000 : 500);
+                        const auto spin =
+                            std::chrono::microseconds(ctx.tick() == 10 ? 50'000 : 500);
                         const auto until = std::chrono::steady_clock::now() + spin;
                         while (std::chrono::steady_clock::now() < until) {
                         }
