@@ -1,8 +1,17 @@
 // The mixer against mixes computed here from their definitions: gains and pan laws, delays,
 // loops across block boundaries, pitch, fades, virtual voices, stealing, streams, buses, budgets.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
+
+#include <spindle/base/log.h>
 
 #include "audio_test_util.h"
 
@@ -400,6 +409,56 @@ TEST_F(MixerStreams, StreamSlotsAreLimitedAndReused) {
   EXPECT_FALSE(m.playing(first));
   EXPECT_TRUE(m.play(id).valid()) << "its slot is free again";
   EXPECT_FALSE(m.add_stream((dir_ / "missing.ogg").string()));
+}
+
+// A streamed file deleted while it plays, and one deleted or swapped for a FIFO before the next
+// play (issue 24's faults): the voice playing keeps the file it opened and sounds to its end as if
+// nothing happened; a later play is refused promptly, counted, with the reason in the log; the
+// mixer and its other voices go on.
+TEST_F(MixerStreams, AFileDeletedOrReplacedWhileStreamedLosesNothingAlreadyPlaying) {
+  const auto s = test::sine(441, 0.5, 44100);
+  const std::string path = write_wav(s, 1, 44100);
+  const MixerConfig cfg{.block_frames = 256, .stream_buffer_frames = 2048};
+  Mixer streamed(cfg), memory(cfg);
+  const SoundId a = streamed.add_stream(path).value();
+  const SoundId b = memory.add_sound(make_sound(s, 1, 44100)).value();
+  const VoiceHandle va = streamed.play(a);
+  memory.play(b);
+  auto x = test::mix(streamed, 3000), y = test::mix(memory, 3000);
+  ASSERT_EQ(x, y);
+  std::filesystem::remove(path);
+  for (int i = 0; i < 10; ++i) {
+    x = test::mix(streamed, 3000);
+    y = test::mix(memory, 3000);
+    ASSERT_EQ(x, y) << "after the file was deleted, call " << i;
+  }
+  EXPECT_FALSE(streamed.playing(va));
+  EXPECT_EQ(streamed.stats().stream_starved, 0u);
+
+  std::vector<std::string> log;
+  const int sink = core::logger().add_sink(
+      [](void* lines, const core::LogRecord& r) {
+        static_cast<std::vector<std::string>*>(lines)->emplace_back(r.text, r.text_size);
+      },
+      &log);
+  const std::uint64_t refused = streamed.stats().plays_refused;
+  EXPECT_FALSE(streamed.play(a).valid()) << "the file is gone";
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_FALSE(streamed.play(a).valid()) << "a FIFO where the file was";
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5))
+      << "refused without waiting for a writer";
+  EXPECT_EQ(streamed.stats().plays_refused, refused + 2);
+  core::logger().remove_sink(sink);
+  bool said_why = false;
+  for (const auto& line : log)
+    said_why = said_why || line.find("not a regular file (a FIFO)") != std::string::npos;
+  EXPECT_TRUE(said_why);
+  // The mixer goes on: a sound played now is heard.
+  streamed.play(streamed.add_sound(make_sound(s, 1, 44100)).value());
+  float loudest = 0;
+  for (const float v : test::mix(streamed, 512)) loudest = std::max(loudest, std::abs(v));
+  EXPECT_GT(loudest, 0.1f);
 }
 
 }  // namespace
