@@ -1,6 +1,5 @@
 // Sound's validation, the content sniffing loader, and the canonical WAV writer.
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>

@@ -603,7 +603,8 @@ TEST(ImportBadFiles, EmptyUnknownAndMissing) {
   expect_rejected("no_extension", "hello", "unknown format ''");
   auto missing = import_asset(temp_dir() / "does_not_exist.gltf");
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.message().find("no such file"), std::string::npos) << missing.message();
+  EXPECT_NE(missing.message().find("cannot open: No such file"), std::string::npos)
+      << missing.message();
   auto empty = import_asset_from_memory({}, "mem", "gltf");
   EXPECT_EQ(empty.message(), "mem: empty file");
   auto unknown = import_asset_from_memory(as_bytes("hello"), "mem", "docx");
@@ -636,15 +637,16 @@ TEST(ImportMemory, GlbMatchesGltf) {
   EXPECT_EQ(r.value().clips[0].tracks()[1].rotations.size(), 12u);
 }
 
-// An existing path that is not a regular file says what it is (it used to say "no such file").
+// An existing path that is not a regular file says what it is (it used to say "no such file"),
+// in the words of every loader of outside files (core::open_file_capped()).
 TEST(ImportBadFiles, WhatIsNotARegularFileIsRefusedByWhatItIs) {
   for (const spindle::test::SpecialFile& f : spindle::test::special_files("import")) {
     auto asset = spindle::test::returns_promptly(f, [&] { return import_asset(f.path); });
     EXPECT_EQ(asset.message(), f.path + ": not a regular file (" + f.kind + ")");
   }
   auto missing = import_asset(temp_dir() / "does_not_exist.gltf");
-  EXPECT_EQ(missing.message(),
-            (temp_dir() / "does_not_exist.gltf").string() + ": cannot open: no such file");
+  EXPECT_EQ(missing.message(), (temp_dir() / "does_not_exist.gltf").string() +
+                                   ": cannot open: No such file or directory");
 }
 
 }  // namespace

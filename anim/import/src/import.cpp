@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdio>
 #include <exception>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -128,36 +128,23 @@ core::Result<ImportedAsset> run_import(const std::string& name, const ImportOpti
 core::Result<ImportedAsset> import_asset(const std::filesystem::path& file,
                                          const ImportOptions& options) {
   const std::string name = file.string();
-  // What is there, looked at before anything is opened: assimp opens the path itself, and a FIFO
-  // would block it, a device never end.
-  std::error_code ec;
-  const std::filesystem::file_status status = std::filesystem::status(file, ec);
-  if (!std::filesystem::exists(status)) return fail(name, "cannot open: no such file");
-  if (!std::filesystem::is_regular_file(status)) {
-    // The same words as core::read_file_capped() ("not a regular file (a FIFO)").
-    core::Result<core::OpenedFile> opened =
-        core::open_file_capped(name, options.max_file_bytes, "an imported model");
-    return opened ? fail(name, "changed while it was opened") : opened.status();
-  }
-  const std::uintmax_t size = std::filesystem::file_size(file, ec);
-  if (ec) return fail(name, "cannot open: " + ec.message());
+  // Looked at (and opened) the way every loader of outside files is, before assimp opens the path
+  // itself: a FIFO would block it, a device never end. The checks read through this handle.
+  core::Result<core::OpenedFile> opened =
+      core::open_file_capped(name, options.max_file_bytes, "a model file");
+  if (!opened) return opened.status();
+  std::FILE* in = opened.value().file.get();
+  const std::uint64_t size = opened.value().size;
   if (size == 0) return fail(name, "empty file");
-  if (size > options.max_file_bytes)
-    return fail(name, "file is " + std::to_string(size) + " bytes, over the limit of " +
-                          std::to_string(options.max_file_bytes));
   std::string extension = lower(file.extension().string());
   if (!extension.empty()) extension.erase(0, 1);
-  {
-    std::array<std::byte, 16> head{};
-    std::ifstream in(file, std::ios::binary);
-    in.read(reinterpret_cast<char*>(head.data()), head.size());
-    const auto got = static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0));
-    if (core::Status s = check_format(name, extension, std::span(head).first(got)); !s) return s;
-  }
+  std::array<std::byte, 16> head{};
+  const std::size_t got = std::fread(head.data(), 1, head.size(), in);
+  if (core::Status s = check_format(name, extension, std::span(head).first(got)); !s) return s;
   if (extension == "gltf" || extension == "glb") {
-    std::ifstream in(file, std::ios::binary);
     std::string bytes(static_cast<std::size_t>(size), '\0');
-    if (!in.read(bytes.data(), static_cast<std::streamsize>(size)))
+    std::rewind(in);
+    if (std::fread(bytes.data(), 1, bytes.size(), in) != bytes.size())
       return fail(name, "cannot read the file");
     const std::span<const std::byte> view(reinterpret_cast<const std::byte*>(bytes.data()),
                                           bytes.size());

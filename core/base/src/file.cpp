@@ -6,38 +6,19 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 namespace spindle::core {
 
 namespace {
 
 // For "not a regular file (a directory)".
-const char* file_kind(std::filesystem::file_type type) {
-  switch (type) {
-    case std::filesystem::file_type::directory:
-      return "a directory";
-    case std::filesystem::file_type::character:
-      return "a character device";
-    case std::filesystem::file_type::block:
-      return "a block device";
-    case std::filesystem::file_type::fifo:
-      return "a FIFO";
-    case std::filesystem::file_type::socket:
-      return "a socket";
-    default:
-      return "neither a file nor a directory";
-  }
-}
-
-std::filesystem::file_type file_type_of(mode_t mode) {
-  using std::filesystem::file_type;
-  if (S_ISDIR(mode)) return file_type::directory;
-  if (S_ISCHR(mode)) return file_type::character;
-  if (S_ISBLK(mode)) return file_type::block;
-  if (S_ISFIFO(mode)) return file_type::fifo;
-  if (S_ISSOCK(mode)) return file_type::socket;
-  return file_type::unknown;
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "neither a file nor a directory";
 }
 
 std::string over_limit(const std::string& path, std::string_view size, std::uint64_t max_bytes,
@@ -50,17 +31,14 @@ std::string over_limit(const std::string& path, std::string_view size, std::uint
 
 Result<OpenedFile> open_file_capped(const std::string& path, std::uint64_t max_bytes,
                                     std::string_view what) {
-  namespace fs = std::filesystem;
   // Looked at before opening, so that a device is not even opened.
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (!ec && fs::exists(status) && !fs::is_regular_file(status))
-    return Status::error(path + ": not a regular file (" + file_kind(status.type()) + ")");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return Status::error(path + ": not a regular file (" + file_kind(st.st_mode) + ")");
   // Opened without blocking (a FIFO put there meanwhile would wait for a writer), then looked at
   // again, on what was opened.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return Status::error(path + ": cannot open: " + std::strerror(errno));
-  struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
@@ -68,8 +46,7 @@ Result<OpenedFile> open_file_capped(const std::string& path, std::uint64_t max_b
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return Status::error(path + ": not a regular file (" + file_kind(file_type_of(st.st_mode)) +
-                         ")");
+    return Status::error(path + ": not a regular file (" + file_kind(st.st_mode) + ")");
   }
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size > max_bytes) {

@@ -1,7 +1,5 @@
 #include <spindle/base/config.h>
 
-#include <sys/stat.h>
-
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "special_files.h"
 #include "test_support.h"
 
 namespace spindle::core {
@@ -199,20 +198,12 @@ TEST(Settings, LoadFileRefusesWhatIsNotARegularFile) {
   ASSERT_TRUE(s.load_string(kValid, "good.ini").ok());
   ASSERT_TRUE(s.apply_override("video.height=900").ok());
   const Snapshot before = snapshot(s);
-  const std::filesystem::path dir = test::temp_path("settings.d");
-  std::filesystem::create_directories(dir);
-  const std::filesystem::path fifo = test::temp_path("settings.fifo");
-  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {"/dev/zero", "not a regular file (a character device)"},
-      {"/dev/urandom", "not a regular file (a character device)"},
-      {dir.string(), "not a regular file (a directory)"},
-      {fifo.string(), "not a regular file (a FIFO)"},
-  };
-  for (const auto& [path, problem] : cases) {
-    const Status st = s.load_file(path);
-    EXPECT_EQ(st.message(), path + ": " + problem);
-    EXPECT_EQ(snapshot(s), before) << path;
+  std::vector<spindle::test::SpecialFile> cases = spindle::test::special_files("settings");
+  cases.push_back({"/dev/urandom", "a character device"});
+  for (const spindle::test::SpecialFile& f : cases) {
+    const Status st = spindle::test::returns_promptly(f, [&] { return s.load_file(f.path); });
+    EXPECT_EQ(st.message(), f.path + ": not a regular file (" + f.kind + ")");
+    EXPECT_EQ(snapshot(s), before) << f.path;
   }
   EXPECT_EQ(s.get_int("video.height"), 900);
   EXPECT_EQ(s.origin("video.width"), "good.ini:3");

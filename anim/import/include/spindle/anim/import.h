@@ -107,9 +107,10 @@ struct ImportedAsset {
   std::vector<Clip> clips;
 };
 
-// Reads a file; referenced files (a .gltf's .bin buffers) are looked up beside it. A path that is
-// missing says "no such file"; one that is not a regular file says what it is ("not a regular
-// file (a FIFO)"), before anything opens it.
+// Reads a file; referenced files (a .gltf's .bin buffers) are looked up beside it. The path is
+// checked as every loader of outside files checks it (core::open_file_capped()): "cannot open:
+// No such file or directory", "not a regular file (a FIFO)", "N bytes, over the limit of M for a
+// model file" (ImportOptions::max_file_bytes).
 core::Result<ImportedAsset> import_asset(const std::filesystem::path& file,
                                          const ImportOptions& options = {});
 

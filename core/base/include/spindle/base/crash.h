@@ -58,7 +58,6 @@ class CrashWriter {
   void number(std::uint64_t v);
   void signed_number(std::int64_t v);
   void hex(std::uint64_t v);  // 0x...
-  int file_fd() const { return fds_[0]; }
 
  private:
   int fds_[2];  // -1: not used
