@@ -4,11 +4,17 @@
 #   ./spindle.sh run     build Release and run the default load-test comparison (boids, every mode,
 #                        10 to 50,000 objects); prints a summary table and where the report is.
 #                        Extra arguments go to spindle_loadtest (e.g. --scene imbalanced).
+#   ./spindle.sh soak [SECONDS]  build Release and run the soak (default 1800 s: every scene in one
+#                        world, modes switching every minute, input replayed); report in out/soak
 #   ./spindle.sh jobs-bench  the job-system micro benchmarks: Spindle vs oneTBB vs serial
 #   ./spindle.sh test    build and run the whole test suite (what CI runs)
 #   ./spindle.sh tsan    build the tsan preset and run the tests under ThreadSanitizer
 #   ./spindle.sh asan    build the asan preset and run the tests under AddressSanitizer + UBSan
 #   ./spindle.sh nothreads  build with SPINDLE_THREADS=OFF (single mode only) and run its tests
+#   ./spindle.sh fuzz NAME SECONDS  build the fuzz preset (clang + libFuzzer) and fuzz one parser
+#                        (settings, set_args, input_map, loadtest_cli, png, wav, ogg, gltf, fbx, x,
+#                        replay; `all`: every one, one per core at a time) for SECONDS each; what
+#                        fails goes to build/fuzz/findings/NAME
 #   ./spindle.sh format  apply clang-format (the root .clang-format) to every C++ file in git
 #   ./spindle.sh format-check  list the files clang-format would change; fails if there are any
 #
@@ -36,6 +42,11 @@ case "${1:-}" in
     build release spindle_loadtest
     shift
     ./build/release/bench/loadtest/spindle_loadtest "$@"
+    ;;
+  soak)
+    ./bootstrap.sh
+    build release spindle_soak
+    ./build/release/bench/loadtest/spindle_soak --seconds "${2:-1800}" --out out/soak "${@:3}"
     ;;
   jobs-bench)
     ./bootstrap.sh
@@ -66,6 +77,59 @@ case "${1:-}" in
     build nothreads
     ctest --preset nothreads -j "$jobs"
     ;;
+  fuzz)
+    ./bootstrap.sh
+    name=${2:-}
+    seconds=${3:-60}
+    targets=(settings set_args input_map loadtest_cli png wav ogg gltf fbx x replay)
+    if [ -z "$name" ] || ! [[ "$seconds" =~ ^[0-9]+$ ]] ||
+      { [ "$name" != all ] && [[ ! " ${targets[*]} " =~ " $name " ]]; }; then
+      echo "usage: ./spindle.sh fuzz NAME SECONDS, NAME one of: ${targets[*]} all" >&2
+      exit 2
+    fi
+    if [ "$name" = all ]; then run=("${targets[@]}"); else run=("$name"); fi
+    build fuzz "${run[@]/#/spindle_fuzz_}"
+    # CI runs each target with one fixed seed, so a red run reproduces; by hand each run differs.
+    seed=()
+    if [ "${CI:-}" = "true" ]; then seed=(-seed=1); fi
+    # One target per core at a time; each prints its summary when done.
+    fuzz_one() {
+      local t=$1 work=build/fuzz/corpus/$1 findings=build/fuzz/findings/$1 s
+      mkdir -p "$work" "$findings"
+      # Seed folders are read in place; seed files (the Debian test models) are copied into the
+      # working corpus, since libFuzzer takes folders. New inputs go to the first folder (build/).
+      local seeds=()
+      while IFS= read -r s; do
+        if [ -d "$s" ]; then seeds+=("$s"); elif [ -f "$s" ]; then cp -f "$s" "$work/"; fi
+      done < "build/fuzz/tests/fuzz/$t.seeds"
+      # -timeout: an input that takes 10 s is a hang; -rss_limit_mb: one that needs 2 GiB is a
+      # missing size check. LeakSanitizer ignores assimp's own leaks (import_fuzz.cpp).
+      if ./build/fuzz/tests/fuzz/spindle_fuzz_"$t" -max_total_time="$seconds" -timeout=10 \
+        -rss_limit_mb=2048 -print_final_stats=1 "${seed[@]}" -artifact_prefix="$findings/" \
+        "$work" "${seeds[@]}" >"build/fuzz/$t.log" 2>&1; then
+        echo "fuzz $t: $(grep -E '^stat::number_of_executed_units' "build/fuzz/$t.log" |
+          grep -oE '[0-9]+') inputs in ${seconds}s, no failure"
+      else
+        tail -n 60 "build/fuzz/$t.log"
+        echo "fuzz $t: FAILED (log: build/fuzz/$t.log, input: $findings/)"
+        touch "build/fuzz/$t.failed"
+      fi
+    }
+    rm -f build/fuzz/*.failed
+    for t in "${run[@]}"; do
+      fuzz_one "$t" &
+      while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
+    done
+    wait
+    failed=()
+    for t in "${run[@]}"; do [ -e "build/fuzz/$t.failed" ] && failed+=("$t"); done
+    if ((${#failed[@]})); then
+      echo "fuzz: ${failed[*]} found inputs that fail (build/fuzz/findings/<name>/): add each to" \
+        "tests/fuzz/corpus/<name>/ so the corpus replay keeps it, then fix the parser" >&2
+      exit 1
+    fi
+    echo "fuzz: ${run[*]}: no failures in ${seconds}s each"
+    ;;
   format | format-check)
     ./bootstrap.sh
     mapfile -t files < <(git ls-files '*.h' '*.cpp')
@@ -78,7 +142,7 @@ case "${1:-}" in
     fi
     ;;
   *)
-    sed -n '2,16p' "$0"
+    sed -n '2,21p' "$0"
     exit 2
     ;;
 esac

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "spindle/base/hash.h"
@@ -170,6 +171,7 @@ void AudioPlugin::build(core::Engine& engine) {
        .run =
            [this](core::StageContext& ctx) {
              State& s = *state_;
+             if (device_ && device_->lost()) replace_lost_device();
              const std::uint32_t rate = mixer_->config().sample_rate;
              std::uint64_t frames = 0;
              if (s.realtime) {
@@ -208,6 +210,38 @@ void AudioPlugin::build(core::Engine& engine) {
              device_->pump(*ring_);
            },
        .simulation = false});
+}
+
+void AudioPlugin::replace_lost_device() {
+  ++stats_.device_losses;
+  const std::string lost = device_->name();
+  (void)device_->close();  // no callback runs after this: the ring is ours alone
+  device_.reset();
+  // What the lost device had not played yet is stale now.
+  std::vector<float> drain(1024 * 2);
+  while (ring_->read(drain.data(), 1024) > 0) {
+  }
+  if (config_.output == Output::Sdl && stats_.device_losses <= kMaxDeviceReopens) {
+    if (auto dev = open_sdl_device(*ring_, config_.device)) {
+      device_ = std::move(dev).value();
+      ++stats_.device_reopens;
+      SPINDLE_LOG_ERROR(Audio,
+                        "audio device %s was lost (unplugged, or its driver failed); "
+                        "opened %s again (reopen %u of at most %u)",
+                        lost.c_str(), device_->name(), stats_.device_reopens, kMaxDeviceReopens);
+    } else {
+      SPINDLE_LOG_ERROR(Audio, "audio device %s was lost, and opening it again failed: %s",
+                        lost.c_str(), dev.status().c_str());
+    }
+  }
+  if (!device_) {
+    device_ = make_null_device(config_.device);
+    SPINDLE_LOG_ERROR(Audio,
+                      "audio device %s was lost; playing to the null device from now on "
+                      "(the game goes on without sound)",
+                      lost.c_str());
+  }
+  state_->realtime = device_->realtime();
 }
 
 }  // namespace spindle::audio

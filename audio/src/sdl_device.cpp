@@ -105,6 +105,12 @@ class SdlDevice final : public OutputDevice {
     return {};
   }
 
+  // SDL marks a device whose hardware went away (or whose driver failed to write, as the disk
+  // driver does) disabled: its status reads stopped while we still hold it open and unpaused.
+  bool lost() const override {
+    return id_ != 0 && SDL_GetAudioDeviceStatus(id_) == SDL_AUDIO_STOPPED;
+  }
+
   core::Status close() override {
     if (id_ == 0) return {};
     std::lock_guard lock(sdl_audio_mutex());

@@ -71,6 +71,7 @@ struct Options {
   // Scene parameters given on the command line (--joints 80), by name.
   std::map<std::string, std::int64_t> params;
   bool objects_given = false;
+  bool dry_run = false;  // --dry-run: check the command line, say what would run, stop
 };
 
 // The object counts a scene runs: --objects, or the scene's own default list.
@@ -537,6 +538,9 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
       ->check(any_value());
   add_integer(app, "--trace-frames", o.trace_frames, 0u, 1000u,
               "frames in trace.json (0: no trace)");
+  app.add_flag("--dry-run", o.dry_run,
+               "check the command line, print the series it asks for and stop: nothing runs and "
+               "nothing is written");
   app.add_flag("!--no-pin", o.pin, "do not pin worker threads to cores");
   app.add_flag("!--no-graph", o.graph,
                "do not record the measured frames' job graphs (no span, bound or predicted "
@@ -686,6 +690,18 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
     return 2;
   }
   if (o.workers == 0) o.workers = std::max(1u, std::thread::hardware_concurrency());
+  if (o.dry_run) {
+    out << "spindle_loadtest: dry run, nothing runs:";
+    for (const SceneDef* scene : scenes) {
+      out << "\n  scene " << scene->name << ", objects";
+      for (std::uint32_t n : scene_objects(*scene, o)) out << ' ' << n;
+      for (const SceneParam& p : scene_params(*scene, o)) out << ", --" << p.name << ' ' << p.value;
+    }
+    out << "\n  modes " << join(o.mode_names) << ", " << o.workers << " workers, " << o.repeats
+        << " repeats of " << o.warmup << " warm-up + " << o.frames << " measured frames, seed "
+        << o.seed << "\n  report to " << o.out << "\n";
+    return 0;
+  }
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);
   if (ec || !std::filesystem::is_directory(o.out)) {

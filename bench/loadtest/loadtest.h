@@ -8,7 +8,9 @@
 //                    --workers 2 --frames 300 --warmup 30 --repeats 3 --seed 1 --out out/boids
 //
 // Every numeric flag takes a decimal integer in its range (--help shows each); each scene takes
-// the object counts it declares (listed at the end of --help). Counts run once each, ascending.
+// the object counts it declares (listed at the end of --help). --dry-run checks the command line
+// as a run would, prints the series it asks for and exits 0 without running or writing anything
+// (the --out folder is neither checked nor created). Counts run once each, ascending.
 //
 // Exit codes: 0 done, 1 a run or a write failed (message on stderr), 2 bad command line,
 // checked before anything runs: a value outside its range, a count outside its scene's, more

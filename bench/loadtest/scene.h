@@ -55,6 +55,9 @@ struct SceneParams {
   // The rendered image's size (the harness's --width/--height).
   std::uint32_t width = 640;
   std::uint32_t height = 360;
+  // Draws beyond the scene's own that the renderer must hold: the other scenes' of a scene made
+  // of several (`soak`); add_scene_renderer() adds them to its max_draws.
+  std::uint32_t extra_draws = 0;
   // The value of a declared parameter (asserts that the scene declared it).
   std::int64_t param(std::string_view name) const;
 };
@@ -102,6 +105,9 @@ void register_crowd_scene();
 void register_cubes_scene();
 // The audio scene (`orchestra`; scenes_audio.cpp), called by register_builtin_scenes().
 void register_audio_scenes();
+// The mixed scene (`soak`: crowd, boids, spawn and orchestra in one world; scenes_soak.cpp),
+// called by register_builtin_scenes() after the scenes it is made of.
+void register_soak_scene();
 
 }  // namespace spindle::loadtest
 

@@ -35,13 +35,19 @@ render::Camera overview_camera(float side, float height, float distance) {
   return c;
 }
 
+void use_transforms(core::Engine& engine) {
+  if (engine.find_plugin("transforms") == nullptr) engine.add_plugin<core::TransformPlugin>();
+}
+
 render::Renderer& add_scene_renderer(
     core::Engine& engine, const SceneParams& p, render::Camera camera, std::uint32_t max_draws,
     std::function<void(core::StageContext&, render::Renderer&)> submit, core::Access submit_reads) {
+  if (const SceneRendering* existing = engine.world().resource<SceneRendering>())
+    return *existing->renderer;
   render::RenderPluginConfig config;
   config.renderer.width = static_cast<int>(p.width);
   config.renderer.height = static_cast<int>(p.height);
-  config.renderer.max_draws = std::max(max_draws, 16u);
+  config.renderer.max_draws = std::max(max_draws, 16u) + p.extra_draws;
   config.submit = std::move(submit);
   config.submit_access = std::move(submit_reads);
   render::Renderer& r = engine.add_plugin<render::RenderPlugin>(std::move(config)).renderer();
@@ -86,6 +92,7 @@ audio::Sound scene_impact() {
 
 SceneAudio& add_scene_audio(core::Engine& engine, const SceneParams& p, glm::vec3 ears,
                             std::uint32_t ambient, audio::MixerConfig mixer) {
+  if (SceneAudio* existing = engine.world().resource<SceneAudio>()) return *existing;
   audio::AudioPluginConfig config;
   config.output = audio::Output::None;
   config.mixer = mixer;

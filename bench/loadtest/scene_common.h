@@ -31,6 +31,9 @@ float scene_unit(std::uint64_t seed, std::uint64_t index, std::uint64_t salt);
 // field of side `side`.
 render::Camera overview_camera(float side, float height, float distance);
 
+// Adds the TransformPlugin unless the engine has one (a scene set up inside another, `soak`).
+void use_transforms(core::Engine& engine);
+
 // The scene's renderer, as a world resource so the harness can read its image (and hash it).
 struct SceneRendering {
   render::Renderer* renderer = nullptr;
@@ -39,7 +42,8 @@ struct SceneRendering {
 // Adds the RenderPlugin (entities with WorldTransform + MeshInstance are drawn; `submit` adds
 // draws of things that are not entities; `submit_reads` is what it reads) at p.width x p.height,
 // with `camera` (its aspect set to the image's), a sun and a little ambient light, for up to
-// `max_draws` draws a frame.
+// `max_draws` draws a frame. When the engine has a scene renderer already (a scene set up inside
+// another), returns that one as it is: its camera, its draws, its submit.
 render::Renderer& add_scene_renderer(
     core::Engine& engine, const SceneParams& p, render::Camera camera, std::uint32_t max_draws,
     std::function<void(core::StageContext&, render::Renderer&)> submit = {},
@@ -54,7 +58,8 @@ struct SceneAudio {
 // Adds the AudioPlugin (no output device: the load test measures the mixing, not a sound card)
 // with the two sounds above, a listener at `ears` and `ambient` looping emitters spread around
 // it; `mixer` sets the voice capacities. add_scene_renderer() calls it with the defaults, so
-// every scene mixes audio; a scene that wants more (orchestra) calls it first.
+// every scene mixes audio; a scene that wants more (orchestra) calls it first. When the engine
+// has scene audio already (a scene set up inside another), returns that as it is.
 SceneAudio& add_scene_audio(core::Engine& engine, const SceneParams& p, glm::vec3 ears,
                             std::uint32_t ambient, audio::MixerConfig mixer = {});
 // A stage that plays `impact` at the contact point of each new physics collision (the strongest

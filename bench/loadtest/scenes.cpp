@@ -119,7 +119,7 @@ glm::vec2 steer(const swarm::Swarm<float>& s, std::uint32_t k) {
 void setup_boids(core::Engine& engine, const SceneParams& p) {
   core::World& world = engine.world();
   world.register_component<Agent>("agent");
-  engine.add_plugin<core::TransformPlugin>();
+  use_transforms(engine);
   const std::uint32_t n = p.objects;
 
   FlockGrid& grid = world.set_resource<FlockGrid>();
@@ -555,6 +555,7 @@ void register_builtin_scenes() {
   register_crowd_scene();
   register_cubes_scene();
   register_audio_scenes();
+  register_soak_scene();  // made of the scenes above
 }
 
 }  // namespace spindle::loadtest

@@ -84,7 +84,7 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
   const bool quantized = p.param("quantized") != 0;
   const bool draw = p.param("draw") != 0;
   anim::Animation& animation = engine.add_plugin<anim::AnimationPlugin>().animation();
-  engine.add_plugin<core::TransformPlugin>();
+  use_transforms(engine);
 
   struct Kind {
     anim::SkeletonId skeleton;

@@ -28,7 +28,7 @@ struct Cube {
 void setup_cubes(core::Engine& engine, const SceneParams& p) {
   core::World& world = engine.world();
   world.register_component<Cube>("cube");
-  engine.add_plugin<core::TransformPlugin>();
+  use_transforms(engine);
   const auto scene = std::make_shared<cubes::Scene>(
       cubes::make_scene(p.objects, static_cast<int>(p.width), static_cast<int>(p.height)));
 

@@ -90,7 +90,7 @@ void setup_spawn(core::Engine& engine, const SceneParams& p) {
   for (std::uint32_t r = 1; r < kSpawnRegions; ++r)
     config.region_boundaries.push_back(side * (static_cast<float>(r) / kSpawnRegions - 0.5f));
   Physics& physics = engine.add_plugin<PhysicsPlugin>(config).physics();
-  engine.add_plugin<core::TransformPlugin>();
+  use_transforms(engine);
   world.register_component<Spawned>("spawned");
 
   SpawnState& s = world.set_resource<SpawnState>();
@@ -194,7 +194,7 @@ void setup_boxes(core::Engine& engine, const SceneParams& p, std::uint32_t regio
   for (std::uint32_t r = 1; r < regions; ++r)
     config.region_boundaries.push_back(side * (static_cast<float>(r) / regions - 0.5f));
   Physics& physics = engine.add_plugin<PhysicsPlugin>(config).physics();
-  engine.add_plugin<core::TransformPlugin>();
+  use_transforms(engine);
   world.register_component<Kick>("kick");
 
   const ShapeId box = must(physics.create_shape(ShapeDesc::box({0.4f, 0.4f, 0.4f})));

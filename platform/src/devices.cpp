@@ -567,6 +567,12 @@ void Devices::handle(const void* sdl_event) {
       break;
     case SDL_WINDOWEVENT:
       if (window_ != nullptr && e.window.windowID == window_->sdl_id()) {
+        // The player closed the game's window (SDL sends SDL_QUIT too only when the hint
+        // SDL_HINT_QUIT_ON_LAST_WINDOW_CLOSE holds and it was the last window).
+        if (e.window.event == SDL_WINDOWEVENT_CLOSE) {
+          quit_seen_ = true;
+          if (engine_ != nullptr) engine_->request_quit();
+        }
         if (e.window.event == SDL_WINDOWEVENT_FOCUS_GAINED) window_->on_focus(true);
         if (e.window.event == SDL_WINDOWEVENT_FOCUS_LOST) {
           window_->on_focus(false);

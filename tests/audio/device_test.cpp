@@ -1,9 +1,15 @@
 // Output devices: the null device, the WAV writer (its file parsed back byte by byte here, not
 // with the loader under test elsewhere), and SDL devices on the `disk` driver (raw samples in a
 // file we read back) and the `dummy` driver (headless). The SDL tests also run under TSan.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -16,9 +22,11 @@
 
 #include <gtest/gtest.h>
 
+#include "spindle/audio/audio_plugin.h"
 #include "spindle/audio/device.h"
 #include "spindle/audio/ring.h"
 #include "spindle/base/log.h"
+#include "spindle/engine/engine.h"
 
 namespace {
 
@@ -415,6 +423,118 @@ TEST(SdlDevice, UnknownDriverAndMismatchedRingAreErrors) {
   auto bad_channels = open_sdl_device(ring, {.channels = 1, .driver = "dummy"});
   ASSERT_FALSE(bad_channels);
   EXPECT_NE(bad_channels.message().find("channels"), std::string::npos) << bad_channels.message();
+}
+
+// Faults: the device a game plays to goes away mid-stream. The disk driver writes into a FIFO
+// whose reader leaves after a second of sound, so the driver's next write fails and SDL marks the
+// device lost, as it does for an unplugged card. The plugin reports it, opens the device again
+// (or, when that fails, plays to the null device), and the game's frames never wait on it.
+struct LostDeviceRig {
+  std::string fifo = temp_path("device.fifo");
+  std::atomic<std::uint64_t> heard{0};  // bytes the FIFO's reader got
+  std::atomic<bool> leave{false};
+  std::thread listener;
+  std::unique_ptr<spindle::core::Engine> engine;
+  AudioPlugin* plugin = nullptr;
+  std::vector<std::string> errors;
+  int sink = -1;
+
+  LostDeviceRig() {
+    std::signal(SIGPIPE, SIG_IGN);  // the driver then writes into a FIFO nobody reads
+    std::remove(fifo.c_str());
+    EXPECT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    listener = std::thread([this] {
+      const int fd = ::open(fifo.c_str(), O_RDONLY);  // until SDL opens it for writing
+      char buf[4096];
+      while (fd >= 0 && !leave.load()) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n <= 0) break;
+        heard += static_cast<std::uint64_t>(n);
+      }
+      if (fd >= 0) ::close(fd);
+    });
+    sink = spindle::core::logger().add_sink(
+        [](void* user, const spindle::core::LogRecord& r) {
+          if (r.level == spindle::core::LogLevel::Error)
+            static_cast<LostDeviceRig*>(user)->errors.emplace_back(r.message);
+        },
+        this);
+    engine = std::make_unique<spindle::core::Engine>(spindle::core::EngineConfig{
+        .mode = spindle::jobs::Mode::Single, .workers = 1, .pin_workers = false});
+    AudioPluginConfig config;
+    config.output = Output::Sdl;
+    config.device = disk_config(fifo);
+    plugin = &engine->add_plugin<AudioPlugin>(config);
+    std::vector<float> tone(48000);
+    for (std::size_t i = 0; i < tone.size(); ++i)
+      tone[i] = 0.5f * std::sin(2.0f * 3.14159265f * 440.0f * static_cast<float>(i) / 48000.0f);
+    const SoundId id =
+        plugin->mixer().add_sound(Sound::create(std::move(tone), 1, 48000, "tone").value()).value();
+    plugin->mixer().play(id, {.loop = true});
+  }
+  ~LostDeviceRig() {
+    leave = true;
+    if (listener.joinable()) listener.join();
+    engine.reset();
+    spindle::core::logger().remove_sink(sink);
+    std::remove(fifo.c_str());
+  }
+  // Steps the game (a frame a millisecond) until `done` or 20 s: a hang fails, never stalls.
+  template <class F>
+  bool step_until(F done) {
+    return wait_until([&] {
+      engine->step();
+      return done();
+    });
+  }
+  // Plays a second of sound into the FIFO, then the reader leaves.
+  void lose_the_device() {
+    ASSERT_TRUE(step_until([&] { return heard.load() >= 48000u * 2 * sizeof(float); }))
+        << "the device never played";
+    EXPECT_EQ(plugin->stats().device_losses, 0u);
+    leave = true;
+    listener.join();
+  }
+};
+
+TEST(SdlDevice, ADeviceLostMidStreamIsReportedAndOpenedAgain) {
+  LostDeviceRig rig;
+  const std::string after = temp_path("after.raw");
+  std::remove(after.c_str());
+  rig.lose_the_device();
+  setenv("SDL_DISKAUDIOFILE", after.c_str(), 1);  // where the device opens again
+  ASSERT_TRUE(rig.step_until([&] { return rig.plugin->stats().device_losses == 1; }))
+      << "the lost device was never noticed";
+  EXPECT_EQ(rig.plugin->stats().device_reopens, 1u);
+  ASSERT_NE(rig.plugin->device(), nullptr);
+  EXPECT_TRUE(rig.plugin->device()->realtime());
+  EXPECT_FALSE(rig.plugin->device()->lost());
+  // The reopened device plays the mix on.
+  EXPECT_TRUE(rig.step_until([&] { return read_floats(after).size() >= 48000u; }));
+  ASSERT_EQ(rig.errors.size(), 1u);
+  EXPECT_NE(rig.errors[0].find("was lost (unplugged, or its driver failed); opened sdl:disk again"),
+            std::string::npos)
+      << rig.errors[0];
+  EXPECT_EQ(rig.plugin->stats().device_losses, 1u);
+  std::remove(after.c_str());
+}
+
+TEST(SdlDevice, ALostDeviceThatCannotBeOpenedAgainLeavesTheGameOnTheNullDevice) {
+  LostDeviceRig rig;
+  rig.lose_the_device();
+  setenv("SDL_DISKAUDIOFILE", "/nonexistent/folder/audio.raw", 1);  // opening it fails
+  ASSERT_TRUE(rig.step_until([&] { return rig.plugin->stats().device_losses == 1; }));
+  EXPECT_EQ(rig.plugin->stats().device_reopens, 0u);
+  ASSERT_NE(rig.plugin->device(), nullptr);
+  EXPECT_FALSE(rig.plugin->device()->realtime()) << rig.plugin->device()->name();
+  // Mixing goes on by game time: a step mixes its 1/60 s.
+  const std::uint64_t mixed = rig.plugin->stats().frames_mixed;
+  for (int i = 0; i < 60; ++i) rig.engine->step();
+  EXPECT_EQ(rig.plugin->stats().frames_mixed - mixed, 48000u);
+  ASSERT_EQ(rig.errors.size(), 2u);
+  EXPECT_NE(rig.errors[0].find("opening it again failed"), std::string::npos) << rig.errors[0];
+  EXPECT_NE(rig.errors[1].find("playing to the null device from now on"), std::string::npos)
+      << rig.errors[1];
 }
 
 }  // namespace

@@ -410,6 +410,41 @@ TEST(LoadTestRun, RepeatedCountsAndScenesRunOnceInAscendingOrder) {
 
 // The Bullet and swarm scenes run in every mode with the same world hash, and the spawn report
 // shows the thesis's FPS beside ours for every count of the thesis table.
+TEST(LoadTestCli, DryRunChecksTheCommandLineAndSaysWhatWouldRunWithoutRunning) {
+  const auto dir = temp_dir("dry_run");
+  const Result r = run({"--dry-run", "--scene", "boids,crowd", "--objects", "10,100", "--joints",
+                        "20", "--modes", "single", "--frames", "7", "--out", dir.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  EXPECT_NE(r.out.find("dry run, nothing runs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("scene boids, objects 10 100"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("scene crowd, objects 10 100, --joints 20"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("modes single,"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "a dry run creates nothing";
+  // Still checked: a bad value is the same error as without --dry-run.
+  const Result bad = run({"--dry-run", "--scene", "crowd", "--objects", "1"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--objects: scene crowd runs 10 to 5000 objects, got 1"),
+            std::string::npos)
+      << bad.err;
+}
+
+// The soak scene is the others in one world (one renderer, one mixer, one transform plugin)
+// plus its sparks; like every scene it must end with the same world hash in every mode.
+TEST(LoadTestRun, SoakSceneMixesTheOtherScenesAndAgreesAcrossModes) {
+  const auto dir = temp_dir("soak_scene");
+  const Result r =
+      run({"--scene", "soak", "--objects", "400", "--modes", own_mode_list(), "--workers", "2",
+           "--frames", "6", "--warmup", "2", "--repeats", "1", "--no-pin", "--out", dir.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("every mode ended with the same world hash"), std::string::npos) << r.out;
+  const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
+  const auto& names = run_json["series"][0]["stage_names"];
+  for (const char* stage :
+       {"steer", "physics_step", "spawner", "orbit", "spark_spawner", "sparks", "render_prep"})
+    EXPECT_NE(std::find(names.begin(), names.end(), stage), names.end()) << stage;
+}
+
 TEST(LoadTestRun, PhysicsScenesAgreeAcrossModesAndSpawnQuotesTheThesis) {
   const auto dir = temp_dir("physics");
   const std::string mode_list = own_mode_list();

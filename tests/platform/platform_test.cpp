@@ -437,6 +437,41 @@ TEST(Run, RunsFramesPresentsEachAndStopsOnQuit) {
   EXPECT_TRUE(rig.engine.quit_requested());
 }
 
+// Faults: the player closes the window while a frame runs (here a stage sends the window
+// manager's close event in frame 3). The frame finishes, the next one sees the close and asks to
+// quit, run() stops after it: every step that ran is whole, nothing runs after, nothing hangs.
+TEST(Run, AWindowClosedDuringAFrameEndsTheRunCleanlyAfterTheNextFrame) {
+  Rig rig;
+  const std::unique_ptr<Window> window = open_window(16, 16);
+  ASSERT_NE(window, nullptr);
+  rig.devices->watch(*window);
+  struct Counter {
+    std::uint64_t steps = 0;
+  };
+  rig.engine.world().set_resource<Counter>();
+  const std::uint32_t id = window->sdl_id();
+  rig.engine.add_stage({.name = "close_in_frame_3",
+                        .phase = core::Phase::Gameplay,
+                        .access = core::Access{}.write<Counter>(),
+                        .run = [id](core::StageContext& ctx) {
+                          ++ctx.world().resource<Counter>()->steps;
+                          if (ctx.tick() != 2) return;
+                          SDL_Event e{};
+                          e.type = SDL_WINDOWEVENT;
+                          e.window.event = SDL_WINDOWEVENT_CLOSE;
+                          e.window.windowID = id;
+                          SDL_PushEvent(&e);
+                        }});
+  std::vector<std::uint32_t> picture(16 * 16, 0xff00ff00u);
+  const auto show = [&] { return PixelView{picture.data(), 16, 16, 0}; };
+  const RunStats stats =
+      run(rig.engine, window.get(), show, {.max_frames = 600, .fixed_delta_ns = 16'666'667});
+  EXPECT_EQ(stats.frames, 4u) << "closed in frame 3: frame 4 sees it and is the last";
+  EXPECT_TRUE(rig.engine.quit_requested());
+  EXPECT_EQ(rig.engine.world().resource<Counter>()->steps, rig.engine.tick());
+  EXPECT_EQ(window->frames_presented(), 4u);
+}
+
 // run() given an image (render::Image's shape) shows it as it is after each frame: a stage that
 // repaints it is what the window shows, with the image's row padding skipped.
 TEST(Run, ShowsAnImageAsItIsAfterEachFrame) {

@@ -802,4 +802,8 @@ core::Status write_report(const Run& run, const std::string& dir) {
   return {};
 }
 
+std::string html_escape(std::string_view text) {
+  return detail::html_escape(text);
+}
+
 }  // namespace spindle::report

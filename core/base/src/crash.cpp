@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "spindle/base/log.h"
+#include "spindle/base/memory.h"
 
 namespace spindle::core {
 namespace {
@@ -109,6 +110,27 @@ void write_memory(CrashWriter& out) {
   out.text(" KiB\n");
 }
 
+// What each memory tag's books say (heap, arenas and pools alike; <spindle/base/memory.h>): the
+// counters are atomics, read without a lock.
+void write_memory_tags(CrashWriter& out) {
+  out.text("by tag (bytes live, peak, allocations, reserved):\n");
+  for (std::size_t i = 0, count = mem_tag_count(); i < count && i < kMaxMemTags; ++i) {
+    const MemTag tag = mem_tag_at(i);
+    const MemStats m = mem_stats(tag);
+    out.text("  ");
+    out.text(to_string(tag));
+    out.text(": ");
+    out.number(m.current_bytes);
+    out.text(" live, ");
+    out.number(m.peak_bytes);
+    out.text(" peak, ");
+    out.number(m.allocations);
+    out.text(" allocations, ");
+    out.number(m.reserved_bytes);
+    out.text(" reserved\n");
+  }
+}
+
 void write_report(int sig, const siginfo_t* info, const char* exception) {
   State& s = state();
   const int fd = ::open(s.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -151,6 +173,7 @@ void write_report(int sig, const siginfo_t* info, const char* exception) {
   }
   out.text("\n== memory ==\n");
   write_memory(out);
+  write_memory_tags(out);
   out.text("\n== last log lines ==\n");
   const std::uint64_t next = s.log_next.load(std::memory_order_acquire);
   const std::uint64_t first = next > kCrashLogLines ? next - kCrashLogLines : 0;

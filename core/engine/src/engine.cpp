@@ -94,7 +94,9 @@ void Engine::Impl::write_crash_section(void* self, CrashWriter& out) {
   out.text(", stages: ");
   out.number(e.stages.size());
   const jobs::Stats js = e.jobs->stats();
-  out.text("\njob system: jobs run inline for lack of room ");
+  out.text("\njob system: ");
+  out.number(e.config.jobs_per_worker);
+  out.text(" job slots per participant, jobs run inline for lack of room ");
   out.number(js.inline_overflows);
   out.text(", exceptions dropped ");
   out.number(js.exceptions_dropped);
@@ -130,6 +132,12 @@ Plugin& Engine::adopt(std::unique_ptr<Plugin> plugin) {
   impl_->plugins.push_back(std::move(plugin));
   ref.build(*this);
   return ref;
+}
+
+Plugin* Engine::find_plugin(std::string_view name) const {
+  for (const std::unique_ptr<Plugin>& p : impl_->plugins)
+    if (name == p->name()) return p.get();
+  return nullptr;
 }
 
 StageId Engine::add_stage(StageDesc desc) {

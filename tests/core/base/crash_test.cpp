@@ -4,6 +4,7 @@
 // engine's frame and the stage that was running, memory, the last log lines, a game's section.
 #include <spindle/base/crash.h>
 #include <spindle/base/log.h>
+#include <spindle/base/memory.h>
 #include <spindle/engine/engine.h>
 
 #include <gtest/gtest.h>
@@ -65,6 +66,8 @@ class CrashReport : public ::testing::TestWithParam<jobs::Mode> {
 // std::terminate(), as it would in a game's main() (gtest would otherwise catch it).
 void run_until_crash(jobs::Mode mode, const std::string& report, void (*crash)()) noexcept {
   if (!install_crash_handler({.path = report, .to_stderr = true})) std::_Exit(3);
+  // A level's data, booked under a tag of its own: the report's memory section must show it.
+  (void)tagged_alloc(register_mem_tag("level"), 12345);
   Engine engine(test::engine_config(mode, 2));
   static void (*crash_now)() = nullptr;
   crash_now = crash;
@@ -104,6 +107,10 @@ TEST_P(CrashReport, AnInvalidAccessInAStageIsReportedThenKillsTheProcess) {
   EXPECT_TRUE(has(text, "  3 crasher RUNNING\n")) << text;
   EXPECT_TRUE(has(text, "  2 crasher finished\n")) << text;
   EXPECT_TRUE(has(text, "resident: ")) << text;
+  // The allocators' books, per memory tag.
+  EXPECT_TRUE(has(text, "by tag (bytes live, peak, allocations, reserved):\n  core: ")) << text;
+  EXPECT_TRUE(has(text, "\n  level: 12345 live, 12345 peak, 1 allocations, 0 reserved\n")) << text;
+  EXPECT_TRUE(has(text, " job slots per participant, jobs run inline for lack of room 0")) << text;
   EXPECT_TRUE(has(text, "crasher: about to crash at step 3")) << text;
   EXPECT_TRUE(has(text, "=== end of crash report")) << text;
 }

@@ -599,5 +599,18 @@ TEST(Engine, StartedSingleThreadedItCanSwitchToAThreadedMode) {
   EXPECT_EQ(engine.world().state_hash(), run_scene(jobs::Mode::Single, 1, 30));
 }
 
+// A part of a game can look for a plugin another part added before adding its own.
+TEST(Engine, FindPluginGivesThePluginOfThatNameOrNull) {
+  Engine engine(config_for(jobs::Mode::Single, 1));
+  EXPECT_EQ(engine.find_plugin("transforms"), nullptr);
+  TransformPlugin& added = engine.add_plugin<TransformPlugin>();
+  Plugin* found = engine.find_plugin("transforms");
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found, &added);
+  EXPECT_STREQ(found->name(), "transforms");
+  EXPECT_EQ(engine.find_plugin("transform"), nullptr);
+  EXPECT_EQ(engine.find_plugin(""), nullptr);
+}
+
 }  // namespace
 }  // namespace spindle::core

@@ -96,10 +96,17 @@ struct AudioPluginStats {
   std::uint64_t frames_mixed = 0;
   std::uint64_t frames_skipped = 0;  // a frame longer than max_frames_per_frame
   std::uint64_t ring_full = 0;       // frames the ring had no room for (a stalled device)
+  // Output devices that went away while playing (OutputDevice::lost()). Each loss is logged as
+  // an error; the plugin opens the device again (SDL's default: where a game's sound goes when a
+  // headset is unplugged) up to kMaxDeviceReopens times, then plays to the null device, mixing by
+  // game time as without a card. The game never waits for a device.
+  std::uint32_t device_losses = 0;
+  std::uint32_t device_reopens = 0;  // of those, reopened
 };
 
 class AudioPlugin final : public core::Plugin {
  public:
+  static constexpr std::uint32_t kMaxDeviceReopens = 3;
   explicit AudioPlugin(AudioPluginConfig config = {});
   ~AudioPlugin() override;
   const char* name() const override { return "audio"; }
@@ -128,6 +135,8 @@ class AudioPlugin final : public core::Plugin {
   std::unique_ptr<AudioRing> ring_;
   std::unique_ptr<OutputDevice> device_;
   std::unique_ptr<State> state_;
+  // audio_mix's answer to a lost device: reopen it, or fall back to the null device.
+  void replace_lost_device();
   std::uint64_t hash_ = 0xcbf29ce484222325ull;
   AudioPluginStats stats_{};
 };

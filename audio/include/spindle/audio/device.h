@@ -59,6 +59,9 @@ class OutputDevice {
   virtual void pump(AudioRing& ring) { (void)ring; }
   // Stops the device thread (real-time) or finishes the file; also done by the destructor.
   virtual core::Status close() { return {}; }
+  // The device went away while open (unplugged, its driver or file failed): it plays nothing
+  // more. Close it and open another (AudioPlugin does, once a frame).
+  virtual bool lost() const { return false; }
   virtual DeviceStats stats() const = 0;
   virtual const DeviceConfig& config() const = 0;
 };

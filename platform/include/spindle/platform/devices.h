@@ -89,7 +89,8 @@ class Devices final : public core::InputSource {
   void attach(core::Engine& engine);
   // Pumps SDL's events now (attach() does it every frame and step).
   void pump();
-  // Window events (focus) for `window` reach it. One window at a time.
+  // Window events for `window` reach it: focus, and closing it, which requests quit as a quit
+  // event does. One window at a time.
   void watch(Window& window);
 
   // One control in text, as a config file holds it: "key:Space", "mouse:1", "button:a",

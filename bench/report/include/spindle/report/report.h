@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -162,5 +163,8 @@ Speedup speedup(std::span<const double> baseline, std::span<const double> other)
 // grouped by (scene, mode, workers, objects); repeats of a group are pooled. Returns an error
 // Status naming the file and the reason when a write fails.
 spindle::core::Status write_report(const Run& run, const std::string& dir);
+
+// `text` with &, <, > and " escaped, for HTML text and attribute values (other reports' pages).
+std::string html_escape(std::string_view text);
 
 }  // namespace spindle::report

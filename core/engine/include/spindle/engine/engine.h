@@ -270,6 +270,9 @@ class Engine {
   P& add_plugin(A&&... args) {
     return static_cast<P&>(adopt(std::make_unique<P>(std::forward<A>(args)...)));
   }
+  // The plugin added first whose name() is `name` ("transforms", "physics"), or null: for code
+  // that needs a plugin another part of the game may have added already.
+  Plugin* find_plugin(std::string_view name) const;
   std::uint32_t stage_count() const;
   const char* stage_name(StageId id) const;
   // -1 when there is no such stage.
