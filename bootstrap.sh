@@ -14,6 +14,7 @@ packages=(
   libgl-dev libegl-dev libegl-mesa0 libgl1-mesa-dri          # bench/render only: GL headers, EGL + llvmpipe
   libsdl2-mixer-dev libopenal-dev                            # bench/audio only: the mixers compared
   xvfb xauth                                                 # tests only: a real X11 window (xvfb-run)
+  clang libclang-rt-14-dev llvm                              # tests only: the fuzz preset (libFuzzer), llvm-symbolizer
 )
 
 missing=()

@@ -416,6 +416,41 @@ void expect_rejected(const std::string& file_name, std::string_view contents,
       << "expected '" << problem << "' in: " << r.message();
 }
 
+// Found by fuzzing (tests/fuzz, target `fbx`): one byte of animation_with_skeleton.fbx turned
+// bone "Bone.006" into a second "Bone.003", and assimp 5.2's FBX reader then freed the skeleton
+// twice (a double free in ~aiScene, which killed the process). Two bones of one name are refused
+// before assimp reads the file, binary or text, from a path or from memory.
+TEST(ImportBadFiles, TwoFbxBonesWithOneNameAreRefusedBeforeAssimpFreesThemTwice) {
+  SPINDLE_REQUIRE_MODEL("FBX/animation_with_skeleton.fbx");
+  std::string binary = read_file(model_path("FBX/animation_with_skeleton.fbx"));
+  const std::string bone6("Bone.006\0\1Model", 15);
+  const std::size_t at = binary.find(bone6);
+  ASSERT_NE(at, std::string::npos);
+  binary[at + 7] = '3';
+  const char* problem = "two bones are named 'Bone.003': assimp 5.2's FBX reader frees";
+  expect_rejected("two_bones.fbx", binary, problem, {.normalize_weights = true});
+  auto from_memory =
+      import_asset_from_memory(as_bytes(binary), "mem.fbx", "fbx", {.normalize_weights = true});
+  ASSERT_FALSE(from_memory.ok());
+  EXPECT_TRUE(from_memory.message().starts_with(std::string("mem.fbx: ") + problem))
+      << from_memory.message();
+
+  const std::string text =
+      "; FBX 7.4.0 project file\nObjects:  {\n"
+      "\tModel: 1, \"Model::Arm\", \"LimbNode\" {\n\t}\n"
+      "\tModel: 2, \"Model::Arm\", \"LimbNode\" {\n\t}\n}\n";
+  expect_rejected("two_bones_text.fbx", text, "two bones are named 'Arm'");
+  // Meshes may share a name (assimp's own cubes_nonames.fbx does): only bones are refused.
+  const std::string meshes =
+      "; FBX 7.4.0 project file\nObjects:  {\n"
+      "\tModel: 1, \"Model::Cube\", \"Mesh\" {\n\t}\n"
+      "\tModel: 2, \"Model::Cube\", \"Mesh\" {\n\t}\n}\n";
+  auto shared_mesh_name = import_asset_from_memory(as_bytes(meshes), "m.fbx", "fbx");
+  ASSERT_FALSE(shared_mesh_name.ok());  // nothing to import, but not for its names
+  EXPECT_EQ(shared_mesh_name.message().find("two bones"), std::string::npos)
+      << shared_mesh_name.message();
+}
+
 TEST(ImportBadFiles, Truncated) {
   SPINDLE_REQUIRE_MODEL("glTF2/simple_skin/simple_skin.gltf");
   const std::string text = read_file(model_path("glTF2/simple_skin/simple_skin.gltf"));

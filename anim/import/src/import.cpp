@@ -16,6 +16,7 @@
 #include <assimp/IOStream.hpp>
 #include <assimp/Importer.hpp>
 
+#include "fbx_preflight.h"
 #include "gltf_preflight.h"
 #include "scene_to_runtime.h"
 #include "spindle/base/file.h"
@@ -151,6 +152,16 @@ core::Result<ImportedAsset> import_asset(const std::filesystem::path& file,
     if (std::string problem = detail::gltf_preflight(view, extension == "glb"); !problem.empty())
       return fail(name, problem);
   }
+  if (extension == "fbx") {
+    std::string bytes(static_cast<std::size_t>(size), '\0');
+    std::rewind(in);
+    if (std::fread(bytes.data(), 1, bytes.size(), in) != bytes.size())
+      return fail(name, "cannot read the file");
+    if (std::string problem =
+            detail::fbx_preflight({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()});
+        !problem.empty())
+      return fail(name, problem);
+  }
   return run_import(name, options, true, [&](Assimp::Importer& importer) {
     return importer.ReadFile(name, kPostProcess);
   });
@@ -172,6 +183,9 @@ core::Result<ImportedAsset> import_asset_from_memory(std::span<const std::byte> 
     return s;
   if (extension == "gltf" || extension == "glb")
     if (std::string problem = detail::gltf_preflight(bytes, extension == "glb"); !problem.empty())
+      return fail(label, problem);
+  if (extension == "fbx")
+    if (std::string problem = detail::fbx_preflight(bytes); !problem.empty())
       return fail(label, problem);
   return run_import(label, options, false, [&](Assimp::Importer& importer) {
     return importer.ReadFileFromMemory(bytes.data(), bytes.size(), kPostProcess, extension.c_str());

@@ -57,8 +57,10 @@
 // cycles in the hierarchy), "weights do not sum to one: mesh 0 'body', vertex 12 sums to 1.25",
 // "NaN key: ...", or a limit from ImportOptions (checked before this library allocates for it).
 // glTF files pass a structure check first (src/gltf_preflight.h): assimp 5.2 crashes on some
-// malformed glTF (a skin without inverseBindMatrices, ...). The Result holds either the whole
-// asset or the error, never part of one. assimp never logs (no logger is created).
+// malformed glTF (a skin without inverseBindMatrices, ...). FBX files with two bones of one name
+// are refused ("two bones are named 'X'", src/fbx_preflight.h): assimp 5.2 frees them twice. The
+// Result holds either the whole asset or the error, never part of one. assimp never logs (no logger
+// is created).
 #pragma once
 
 #include <cstddef>

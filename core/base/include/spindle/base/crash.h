@@ -1,8 +1,9 @@
 // Crash reports: when the process dies of a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT)
 // or of an uncaught exception, a report is written before it goes: what killed it, a stack trace,
-// what the engine was doing (the frame, the last stages run, the job system's and memory's state:
-// the sections below) and the last log lines. Then the process dies as it would have (the same
-// signal, so exit codes and core dumps are unchanged).
+// what the engine was doing (the frame, the last stages run, the job system's state: the sections
+// below), memory (the resident set, and each memory tag's books of <spindle/base/memory.h>: bytes
+// live, peak, allocations, reserved) and the last log lines. Then the process dies as it would have
+// (the same signal, so exit codes and core dumps are unchanged).
 //
 // Usage:
 //
