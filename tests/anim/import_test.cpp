@@ -451,6 +451,34 @@ TEST(ImportBadFiles, TwoFbxBonesWithOneNameAreRefusedBeforeAssimpFreesThemTwice)
       << shared_mesh_name.message();
 }
 
+// Found by fuzzing (target `x`): "Material {" turned into "M_terial {" in assimp's test.x makes
+// assimp 5.2's text .x reader dereference null. assimp reads every file first in a child process,
+// so such a file is refused with what happened, and the test process (a game's) lives on.
+TEST(ImportBadFiles, AFileThatCrashesAssimpIsRefusedAndTheProcessLivesOn) {
+  SPINDLE_REQUIRE_MODEL("X/test.x");
+  std::string text = read_file(model_path("X/test.x"));
+  const std::size_t at = text.find("Material {");
+  ASSERT_NE(at, std::string::npos);
+  text[at + 1] = '_';
+  auto r = import_asset_from_memory(as_bytes(text), "crash.x", "x");
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.message().starts_with("crash.x: assimp crashed reading it (SIGSEGV"))
+      << r.message();
+  expect_rejected("crash.x", text, "assimp crashed reading it (SIGSEGV");
+}
+
+// A read that outlasts ImportOptions::probe_seconds is stopped and refused (a hang on a damaged
+// file); here a whole character against a deadline of a microsecond.
+TEST(ImportBadFiles, AReadThatTakesTooLongIsStoppedAndRefused) {
+  SPINDLE_REQUIRE_MODEL("X/BCN_Epileptic.X");
+  auto r = import_asset(model_path("X/BCN_Epileptic.X"), {.probe_seconds = 1e-6});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("assimp was still reading it after"), std::string::npos)
+      << r.message();
+  EXPECT_TRUE(import_asset(model_path("X/BCN_Epileptic.X")).ok())
+      << "the default deadline reads it";
+}
+
 TEST(ImportBadFiles, Truncated) {
   SPINDLE_REQUIRE_MODEL("glTF2/simple_skin/simple_skin.gltf");
   const std::string text = read_file(model_path("glTF2/simple_skin/simple_skin.gltf"));

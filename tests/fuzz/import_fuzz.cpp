@@ -34,6 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.max_clips = 16;
   // Exporters' raw weights (Blender's) are renormalised, so the seeds reach the whole pipeline.
   options.normalize_weights = true;
+  // The child that reads each file first: a crash there is a refusal, a hang one past 5 s.
+  options.probe_seconds = 5;
   auto r = anim::import_asset_from_memory({reinterpret_cast<const std::byte*>(data), size}, name,
                                           SPINDLE_FUZZ_FORMAT, options);
   spindle::fuzz::outcome(r.ok(), r.ok() ? "" : r.message());

@@ -1,14 +1,23 @@
 // Entry points: size limits, format checks and running assimp without logging or exceptions.
 #include <spindle/anim/import.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
 #include <system_error>
+#include <thread>
 
 #include <assimp/DefaultIOSystem.h>
 #include <assimp/postprocess.h>
@@ -96,17 +105,109 @@ core::Status check_format(const std::string& name, const std::string& extension,
   return {};
 }
 
+}  // namespace
+}  // namespace spindle::anim
+
+// Sanitizer builds: a sanitizer's report in the probe's child must not run the death callback a
+// fuzzer installed (it would record the parent's input as a crash); weak, so absent elsewhere.
+extern "C" void __sanitizer_set_death_callback(void (*callback)()) __attribute__((weak));
+
+namespace spindle::anim {
+namespace {
+
+LimitedIOSystem* configure(Assimp::Importer& importer, const ImportOptions& options,
+                           bool allow_disk) {
+  auto* io = new LimitedIOSystem(options.max_file_bytes, allow_disk);
+  importer.SetIOHandler(io);  // the importer owns it
+  // Bake FBX pivots into node transforms instead of adding $AssimpFbx$ helper nodes, which
+  // would become extra joints.
+  importer.SetPropertyBool(AI_CONFIG_IMPORT_FBX_PRESERVE_PIVOTS, false);
+  return io;
+}
+
+const char* signal_label(int sig) {
+  switch (sig) {
+    case SIGSEGV:
+      return "SIGSEGV, an invalid memory access";
+    case SIGABRT:
+      return "SIGABRT, an abort (a double free, a failed check)";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE, an arithmetic fault";
+    case SIGILL:
+      return "SIGILL";
+    case SIGKILL:
+      return "SIGKILL";
+    default:
+      return "a fatal signal";
+  }
+}
+
+// assimp 5.2's readers crash on some damaged files, more than preflight checks can list (found by
+// fuzzing: a double free in the FBX reader, null dereferences in the text .x reader). So assimp
+// reads each file first in a child process: if the child dies, or is still reading after
+// options.probe_seconds, the file is refused with what happened, and this process never runs
+// that read. Only a file the child read through is read here. If fork() fails, the read happens
+// here unprobed, as before.
+template <class Read>
+core::Status probe_in_child(const std::string& name, const ImportOptions& options, bool allow_disk,
+                            Read& read) {
+  if (options.probe_seconds <= 0) return {};
+  std::fflush(nullptr);  // nothing buffered is written twice
+  const pid_t child = ::fork();
+  if (child < 0) return {};
+  if (child == 0) {
+    // The child: read, then leave at once (no destructors, no atexit handlers, no leak check).
+    // Crashes end it by their own signal, not through a handler inherited from the game.
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
+    if (__sanitizer_set_death_callback != nullptr) __sanitizer_set_death_callback(nullptr);
+    try {
+      Assimp::Importer importer;
+      configure(importer, options, allow_disk);
+      (void)read(importer);
+    } catch (...) {
+    }
+    ::_exit(0);
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(options.probe_seconds);
+  auto pause = std::chrono::microseconds(50);
+  int status = 0;
+  for (;;) {
+    const pid_t done = ::waitpid(child, &status, WNOHANG);
+    if (done == child) break;
+    if (done < 0 && errno != EINTR) return {};  // not ours to wait for: read unprobed
+    if (Clock::now() > deadline) {
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+      return fail(name, "assimp was still reading it after " +
+                            std::to_string(options.probe_seconds) +
+                            " s (a hang on a damaged file?), so it is refused");
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(20'000));
+  }
+  if (WIFSIGNALED(status))
+    return fail(name, std::string("assimp crashed reading it (") + signal_label(WTERMSIG(status)) +
+                          ", in a child process that reads each file first): the file is "
+                          "damaged or uses what assimp 5.2 cannot read, so it is refused");
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+    return fail(name, "assimp failed reading it (exit status " +
+                          std::to_string(WEXITSTATUS(status)) +
+                          " of the child process that reads each file first; a sanitizer's "
+                          "report above says why), so it is refused");
+  return {};
+}
+
 // Runs one import; `read` calls ReadFile or ReadFileFromMemory on the configured importer.
 template <class Read>
 core::Result<ImportedAsset> run_import(const std::string& name, const ImportOptions& options,
                                        bool allow_disk, Read&& read) {
+  if (core::Status probed = probe_in_child(name, options, allow_disk, read); !probed) return probed;
   try {
     Assimp::Importer importer;
-    auto* io = new LimitedIOSystem(options.max_file_bytes, allow_disk);
-    importer.SetIOHandler(io);  // the importer owns it
-    // Bake FBX pivots into node transforms instead of adding $AssimpFbx$ helper nodes, which
-    // would become extra joints.
-    importer.SetPropertyBool(AI_CONFIG_IMPORT_FBX_PRESERVE_PIVOTS, false);
+    LimitedIOSystem* io = configure(importer, options, allow_disk);
     const aiScene* scene = read(importer);
     if (scene == nullptr) {
       std::string why = importer.GetErrorString();

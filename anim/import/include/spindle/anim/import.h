@@ -56,11 +56,14 @@
 // "assimp could not read it (...): <assimp's reason>" (missing .bin, counts beyond the buffers,
 // cycles in the hierarchy), "weights do not sum to one: mesh 0 'body', vertex 12 sums to 1.25",
 // "NaN key: ...", or a limit from ImportOptions (checked before this library allocates for it).
-// glTF files pass a structure check first (src/gltf_preflight.h): assimp 5.2 crashes on some
-// malformed glTF (a skin without inverseBindMatrices, ...). FBX files with two bones of one name
-// are refused ("two bones are named 'X'", src/fbx_preflight.h): assimp 5.2 frees them twice. The
-// Result holds either the whole asset or the error, never part of one. assimp never logs (no logger
-// is created).
+// Every file is read by assimp first in a child process (ImportOptions::probe_seconds): "assimp
+// crashed reading it (SIGSEGV, ...)" or "assimp was still reading it after 60 s" refuses a file
+// that would have killed or hung the game's process (assimp 5.2's readers have such bugs, found by
+// fuzzing). glTF files pass a structure check first (src/gltf_preflight.h): assimp 5.2 crashes on
+// some malformed glTF (a skin without inverseBindMatrices, ...). FBX files with two bones of one
+// name are refused ("two bones are named 'X'", src/fbx_preflight.h): assimp 5.2 frees them twice.
+// The Result holds either the whole asset or the error, never part of one. assimp never logs (no
+// logger is created).
 #pragma once
 
 #include <cstddef>
@@ -97,6 +100,10 @@ struct ImportOptions {
   float weight_sum_tolerance = kWeightSumTolerance;
   // Accept any positive weight sum and renormalise (many FBX exporters write raw weights).
   bool normalize_weights = false;
+  // assimp first reads each file in a child process (fork()); a file whose read crashes it, or
+  // is not done after this many seconds, is refused without being read here. 0: no child, read
+  // in this process (only for files you trust: assimp 5.2 crashes on some damaged ones).
+  double probe_seconds = 60;
 };
 
 struct ImportedAsset {
