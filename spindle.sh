@@ -107,15 +107,16 @@ case "${1:-}" in
       if ./build/fuzz/tests/fuzz/spindle_fuzz_"$t" -max_total_time="$seconds" -timeout=10 \
         -rss_limit_mb=2048 -print_final_stats=1 "${seed[@]}" -artifact_prefix="$findings/" \
         "$work" "${seeds[@]}" >"build/fuzz/$t.log" 2>&1; then
+        # The last count is libFuzzer's own (the importers' child processes print theirs too).
         echo "fuzz $t: $(grep -E '^stat::number_of_executed_units' "build/fuzz/$t.log" |
-          grep -oE '[0-9]+') inputs in ${seconds}s, no failure"
+          tail -n 1 | grep -oE '[0-9]+') inputs in ${seconds}s, no failure"
       else
         tail -n 60 "build/fuzz/$t.log"
         echo "fuzz $t: FAILED (log: build/fuzz/$t.log, input: $findings/)"
         touch "build/fuzz/$t.failed"
       fi
     }
-    rm -f build/fuzz/*.failed
+    for t in "${run[@]}"; do rm -f "build/fuzz/$t.failed"; done
     for t in "${run[@]}"; do
       fuzz_one "$t" &
       while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
