@@ -244,7 +244,8 @@ DeviceConfig disk_config(const std::string& file) {
 std::vector<float> read_floats(const std::string& path) {
   const std::vector<std::uint8_t> bytes = read_bytes(path);
   std::vector<float> samples(bytes.size() / sizeof(float));
-  std::memcpy(samples.data(), bytes.data(), samples.size() * sizeof(float));
+  if (!samples.empty())  // an empty file: no memcpy from a null pointer
+    std::memcpy(samples.data(), bytes.data(), samples.size() * sizeof(float));
   return samples;
 }
 
