@@ -237,9 +237,9 @@ TEST(Settings, LinesUpToTheLimitLoadWithEveryLineEnd) {
     ASSERT_TRUE(s.load_string("[s]\n" + longest + end, "x.ini").ok()) << end.size();
     EXPECT_EQ(s.get_string("s.k", "").size(), kLineLimit - 4);
     const Status st = s.load_string("[s]\n" + longest + "v" + end + "n = 1\n", "x.ini");
-    EXPECT_EQ(st.message(),
-              "x.ini:2: line is longer than " + std::to_string(kLineLimit) + " characters")
-        << end.size();
+    std::string expected = "x.ini:2: line is longer than ";
+    expected.append(std::to_string(kLineLimit)).append(" characters");
+    EXPECT_EQ(st.message(), expected) << end.size();
   }
 }
 
