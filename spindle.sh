@@ -82,7 +82,8 @@ case "${1:-}" in
     name=${2:-}
     seconds=${3:-60}
     targets=(settings set_args input_map loadtest_cli png wav ogg gltf fbx x replay)
-    if [ -z "$name" ] || ! [[ "$seconds" =~ ^[0-9]+$ ]] ||
+    # At least 1 s: libFuzzer reads -max_total_time=0 as "no limit".
+    if [ -z "$name" ] || ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]] ||
       { [ "$name" != all ] && [[ ! " ${targets[*]} " =~ " $name " ]]; }; then
       echo "usage: ./spindle.sh fuzz NAME SECONDS, NAME one of: ${targets[*]} all" >&2
       exit 2
@@ -95,6 +96,9 @@ case "${1:-}" in
     # One target per core at a time; each prints its summary when done.
     fuzz_one() {
       local t=$1 work=build/fuzz/corpus/$1 findings=build/fuzz/findings/$1 s
+      # Failed until it passes: whatever stops this function early (a missing seed list, a failed
+      # copy under set -e) leaves the marker, so the run cannot report success.
+      touch "build/fuzz/$t.failed"
       mkdir -p "$work" "$findings"
       # Seed folders are read in place; seed files (the Debian test models) are copied into the
       # working corpus, since libFuzzer takes folders. New inputs go to the first folder (build/).
@@ -110,13 +114,12 @@ case "${1:-}" in
         # The last count is libFuzzer's own (the importers' child processes print theirs too).
         echo "fuzz $t: $(grep -E '^stat::number_of_executed_units' "build/fuzz/$t.log" |
           tail -n 1 | grep -oE '[0-9]+') inputs in ${seconds}s, no failure"
+        rm -f "build/fuzz/$t.failed"
       else
         tail -n 60 "build/fuzz/$t.log"
         echo "fuzz $t: FAILED (log: build/fuzz/$t.log, input: $findings/)"
-        touch "build/fuzz/$t.failed"
       fi
     }
-    for t in "${run[@]}"; do rm -f "build/fuzz/$t.failed"; done
     for t in "${run[@]}"; do
       fuzz_one "$t" &
       while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done

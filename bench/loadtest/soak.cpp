@@ -23,6 +23,7 @@
 
 #include <spindle/audio/audio_plugin.h>
 #include <spindle/base/crash.h>
+#include <spindle/base/file.h>
 #include <spindle/base/log.h>
 #include <spindle/engine/engine.h>
 #include <spindle/gameplay/input.h>
@@ -295,12 +296,13 @@ int run_soak(int argc, const char* const* argv, std::ostream& out, std::ostream&
     input_path = (dir / "soak.input").string();
     std::ofstream(input_path) << input_text;
   } else {
-    std::ifstream in(input_path);
-    if (!in) {
-      err << "spindle_soak: --input: cannot open '" << input_path << "'\n";
+    core::Result<std::string> text =
+        core::read_file_capped(input_path, core::InputReplay::kMaxBytes, "an input recording");
+    if (!text) {
+      err << "spindle_soak: --input: " << text.message() << "\n";
       return 2;
     }
-    input_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    input_text = std::move(text.value());
   }
 
   const SceneDef& scene = *find_scene("soak");
@@ -339,11 +341,16 @@ int run_soak(int argc, const char* const* argv, std::ostream& out, std::ostream&
     } catch (const std::exception& e) {
       if (exceptions++ == 0) first_exception = e.what();
     }
-    if (replay->finished()) {
+    if (replay && replay->finished()) {
       core::set_input_source(engine, nullptr);
       replay.reset();
-      replay = replay_from_start();
-      core::set_input_source(engine, replay ? &*replay : nullptr);
+      replay = replay_from_start();  // it parsed before, so only a bug fails it: counted below
+      if (!replay) {
+        ++exceptions;
+        if (first_exception.empty()) first_exception = "the recording failed to parse again";
+        return;
+      }
+      core::set_input_source(engine, &*replay);
       ++replays;
     }
   };

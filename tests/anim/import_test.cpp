@@ -2,6 +2,7 @@
 // possible), the runtime pipeline on an imported asset, and bad files built from simple_skin.gltf.
 #include <spindle/anim/import.h>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -465,6 +466,28 @@ TEST(ImportBadFiles, AFileThatCrashesAssimpIsRefusedAndTheProcessLivesOn) {
   EXPECT_TRUE(r.message().starts_with("crash.x: assimp crashed reading it (SIGSEGV"))
       << r.message();
   expect_rejected("crash.x", text, "assimp crashed reading it (SIGSEGV");
+}
+
+// A game that ignores SIGCHLD has its children reaped by the kernel, so the probe never sees
+// the child's exit status: the crash must still be refused (it was read unprobed here, and
+// killed the test, when the probe judged by waitpid()).
+TEST(ImportBadFiles, AFileThatCrashesAssimpIsRefusedInAGameThatIgnoresSigchld) {
+  SPINDLE_REQUIRE_MODEL("X/test.x");
+  SPINDLE_REQUIRE_MODEL("glTF2/simple_skin/simple_skin.gltf");
+  std::string text = read_file(model_path("X/test.x"));
+  const std::size_t at = text.find("Material {");
+  ASSERT_NE(at, std::string::npos);
+  text[at + 1] = '_';
+  struct sigaction ignore {
+  }, before{};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(::sigaction(SIGCHLD, &ignore, &before), 0);
+  auto r = import_asset_from_memory(as_bytes(text), "crash.x", "x");
+  auto good = import_asset(model_path("glTF2/simple_skin/simple_skin.gltf"));  // still reads
+  ::sigaction(SIGCHLD, &before, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.message().starts_with("crash.x: assimp crashed reading it (")) << r.message();
+  EXPECT_TRUE(good.ok()) << good.message();
 }
 
 // A read that outlasts ImportOptions::probe_seconds is stopped and refused (a hang on a damaged

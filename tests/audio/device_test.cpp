@@ -475,8 +475,11 @@ struct LostDeviceRig {
   }
   ~LostDeviceRig() {
     leave = true;
-    if (listener.joinable()) listener.join();
+    // A listener still blocked in open() (SDL never opened the FIFO) is let go by a writer that
+    // comes and goes; one in read() by the engine closing its device. A failure never hangs here.
+    if (const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK); fd >= 0) ::close(fd);
     engine.reset();
+    if (listener.joinable()) listener.join();
     spindle::core::logger().remove_sink(sink);
     std::remove(fifo.c_str());
   }

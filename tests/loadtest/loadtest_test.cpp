@@ -408,8 +408,7 @@ TEST(LoadTestRun, RepeatedCountsAndScenesRunOnceInAscendingOrder) {
   for (const auto& s : run_json["series"]) EXPECT_EQ(s["frames"].size(), 2u);
 }
 
-// The Bullet and swarm scenes run in every mode with the same world hash, and the spawn report
-// shows the thesis's FPS beside ours for every count of the thesis table.
+// --dry-run checks a command line as a real run does and prints the series it asks for.
 TEST(LoadTestCli, DryRunChecksTheCommandLineAndSaysWhatWouldRunWithoutRunning) {
   const auto dir = temp_dir("dry_run");
   const Result r = run({"--dry-run", "--scene", "boids,crowd", "--objects", "10,100", "--joints",
@@ -445,6 +444,8 @@ TEST(LoadTestRun, SoakSceneMixesTheOtherScenesAndAgreesAcrossModes) {
     EXPECT_NE(std::find(names.begin(), names.end(), stage), names.end()) << stage;
 }
 
+// The Bullet and swarm scenes run in every mode with the same world hash, and the spawn report
+// shows the thesis's FPS beside ours for every count of the thesis table.
 TEST(LoadTestRun, PhysicsScenesAgreeAcrossModesAndSpawnQuotesTheThesis) {
   const auto dir = temp_dir("physics");
   const std::string mode_list = own_mode_list();

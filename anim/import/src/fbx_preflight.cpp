@@ -20,11 +20,16 @@ void binary_bone_names(std::string_view b, std::vector<std::string_view>& out) {
     std::memcpy(&v, b.data() + at, 4);
     return v;  // FBX is little-endian, as every machine Spindle builds for
   };
-  for (std::size_t end = b.find(kModel); end != std::string_view::npos;
+  // A file made of nothing but "\0\1Model" would cost 1 KiB of look-back per 7 bytes: past a
+  // budget of look-back steps the check stops (the child process that reads the file first still
+  // catches what it misses).
+  std::size_t budget = 64 * 1024 * 1024;
+  for (std::size_t end = b.find(kModel); end != std::string_view::npos && budget > 0;
        end = b.find(kModel, end + 1)) {
     const std::size_t stop = end + kModel.size();
     // The property holding it: 'S' and its length, at most 1 KiB back.
-    for (std::size_t len = kModel.size(); len <= 1024 && len + 5 <= stop; ++len) {
+    for (std::size_t len = kModel.size(); len <= 1024 && len + 5 <= stop && budget > 0;
+         ++len, --budget) {
       const std::size_t at = stop - len - 5;
       if (b[at] != 'S' || u32(at + 1) != len) continue;
       const bool limb = stop + 5 + kLimb.size() <= b.size() && b[stop] == 'S' &&

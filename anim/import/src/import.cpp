@@ -1,6 +1,8 @@
 // Entry points: size limits, format checks and running assimp without logging or exceptions.
 #include <spindle/anim/import.h>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +17,8 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -144,60 +148,116 @@ const char* signal_label(int sig) {
   }
 }
 
+// Held shared by every read of assimp in this process and exclusively around fork(): a child is
+// never forked while another thread is inside assimp, so it cannot inherit a lock that thread
+// holds (assimp's lazily built statics) and then wait on it forever.
+std::shared_mutex& assimp_fork_lock() {
+  static std::shared_mutex lock;
+  return lock;
+}
+
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", seconds);
+  return text;
+}
+
 // assimp 5.2's readers crash on some damaged files, more than preflight checks can list (found by
 // fuzzing: a double free in the FBX reader, null dereferences in the text .x reader). So assimp
-// reads each file first in a child process: if the child dies, or is still reading after
-// options.probe_seconds, the file is refused with what happened, and this process never runs
-// that read. Only a file the child read through is read here. If fork() fails, the read happens
-// here unprobed, as before.
+// reads each file first in a child process: if the child dies before it writes "read through" to
+// a pipe, or has not written it after options.probe_seconds, the file is refused with what
+// happened, and this process never runs that read. The pipe, not the child's exit status, is the
+// verdict, so a game that ignores or reaps SIGCHLD itself gets the same answer. If the pipe or
+// fork() fails, the read happens here unprobed, as before.
 template <class Read>
 core::Status probe_in_child(const std::string& name, const ImportOptions& options, bool allow_disk,
                             Read& read) {
   if (options.probe_seconds <= 0) return {};
+  int verdict[2];
+  if (::pipe2(verdict, O_CLOEXEC) != 0) return {};
   std::fflush(nullptr);  // nothing buffered is written twice
-  const pid_t child = ::fork();
-  if (child < 0) return {};
+  pid_t child = -1;
+  {
+    std::unique_lock no_reads(assimp_fork_lock());
+    child = ::fork();
+  }
+  if (child < 0) {
+    ::close(verdict[0]);
+    ::close(verdict[1]);
+    return {};
+  }
   if (child == 0) {
-    // The child: read, then leave at once (no destructors, no atexit handlers, no leak check).
-    // Crashes end it by their own signal, not through a handler inherited from the game.
+    // The child: read, report, then leave at once (no atexit handlers, no leak check, no flush).
+    // Crashes end it by their own signal, not through the game's handlers: its crash report
+    // (signals and std::terminate) would otherwise overwrite the game's with one of the child.
+    // Only stdin, stdout, stderr and the verdict stay open: the game's files are not the child's to
+    // touch, and another probe's pipe held open here would hide that probe's child dying.
+    const unsigned keep = static_cast<unsigned>(verdict[1]);
+    if (keep > 3) ::close_range(3, keep - 1, 0);
+    ::close_range(keep + 1, ~0U, 0);
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
+    std::set_terminate([] { std::abort(); });
     if (__sanitizer_set_death_callback != nullptr) __sanitizer_set_death_callback(nullptr);
     try {
       Assimp::Importer importer;
       configure(importer, options, allow_disk);
       (void)read(importer);
     } catch (...) {
-    }
+    }  // the importer is destroyed here: assimp's FBX double free is in ~aiScene()
+    const char done = 'k';
+    (void)!::write(verdict[1], &done, 1);
     ::_exit(0);
   }
+  ::close(verdict[1]);
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::duration<double>(options.probe_seconds);
-  auto pause = std::chrono::microseconds(50);
-  int status = 0;
+  char got = 0;
+  bool read_through = false, timed_out = false;
   for (;;) {
-    const pid_t done = ::waitpid(child, &status, WNOHANG);
-    if (done == child) break;
-    if (done < 0 && errno != EINTR) return {};  // not ours to wait for: read unprobed
-    if (Clock::now() > deadline) {
-      ::kill(child, SIGKILL);
-      ::waitpid(child, &status, 0);
-      return fail(name, "assimp was still reading it after " +
-                            std::to_string(options.probe_seconds) +
-                            " s (a hang on a damaged file?), so it is refused");
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
     }
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(20'000));
+    pollfd wait_for{.fd = verdict[0], .events = POLLIN, .revents = 0};
+    const int ready =
+        ::poll(&wait_for, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (ready < 0 && errno != EINTR) break;  // cannot tell: treated as a crash below
+    if (ready <= 0) continue;
+    const ssize_t n = ::read(verdict[0], &got, 1);
+    if (n < 0 && errno == EINTR) continue;
+    read_through = n == 1 && got == 'k';
+    break;  // the verdict, or the end of the pipe: the child died first
   }
-  if (WIFSIGNALED(status))
-    return fail(name, std::string("assimp crashed reading it (") + signal_label(WTERMSIG(status)) +
-                          ", in a child process that reads each file first): the file is "
-                          "damaged or uses what assimp 5.2 cannot read, so it is refused");
-  if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+  ::close(verdict[0]);
+  if (timed_out) ::kill(child, SIGKILL);
+  // Reap it (it has ended or is ending). A game that set SIGCHLD to SIG_IGN has it reaped already
+  // (ECHILD); its status is then unknown, and only the message loses the signal's name.
+  int status = 0;
+  bool have_status = false;
+  for (int tries = 0; tries < 2000; ++tries) {
+    const pid_t done = ::waitpid(child, &status, WNOHANG);
+    if (done == child) {
+      have_status = true;
+      break;
+    }
+    if (done < 0 && errno != EINTR) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (read_through) return {};
+  if (timed_out)
+    return fail(name, "assimp was still reading it after " + seconds_text(options.probe_seconds) +
+                          " s (a hang on a damaged file?), so it is refused");
+  if (have_status && WIFEXITED(status) && WEXITSTATUS(status) != 0)
     return fail(name, "assimp failed reading it (exit status " +
                           std::to_string(WEXITSTATUS(status)) +
                           " of the child process that reads each file first; a sanitizer's "
                           "report above says why), so it is refused");
-  return {};
+  const std::string how = have_status && WIFSIGNALED(status) ? signal_label(WTERMSIG(status))
+                                                             : "the process ended early";
+  return fail(name, "assimp crashed reading it (" + how +
+                        ", in a child process that reads each file first): the file is "
+                        "damaged or uses what assimp 5.2 cannot read, so it is refused");
 }
 
 // Runs one import; `read` calls ReadFile or ReadFileFromMemory on the configured importer.
@@ -206,6 +266,7 @@ core::Result<ImportedAsset> run_import(const std::string& name, const ImportOpti
                                        bool allow_disk, Read&& read) {
   if (core::Status probed = probe_in_child(name, options, allow_disk, read); !probed) return probed;
   try {
+    std::shared_lock no_fork(assimp_fork_lock());
     Assimp::Importer importer;
     LimitedIOSystem* io = configure(importer, options, allow_disk);
     const aiScene* scene = read(importer);

@@ -99,7 +99,9 @@ struct AudioPluginStats {
   // Output devices that went away while playing (OutputDevice::lost()). Each loss is logged as
   // an error; the plugin opens the device again (SDL's default: where a game's sound goes when a
   // headset is unplugged) up to kMaxDeviceReopens times, then plays to the null device, mixing by
-  // game time as without a card. The game never waits for a device.
+  // game time as without a card. The reopen runs in the audio stage of the frame that saw the
+  // loss (opening a device can take milliseconds, at most kMaxDeviceReopens times a run); apart
+  // from that the game never waits for a device.
   std::uint32_t device_losses = 0;
   std::uint32_t device_reopens = 0;  // of those, reopened
 };

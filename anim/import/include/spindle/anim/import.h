@@ -59,11 +59,14 @@
 // Every file is read by assimp first in a child process (ImportOptions::probe_seconds): "assimp
 // crashed reading it (SIGSEGV, ...)" or "assimp was still reading it after 60 s" refuses a file
 // that would have killed or hung the game's process (assimp 5.2's readers have such bugs, found by
-// fuzzing). glTF files pass a structure check first (src/gltf_preflight.h): assimp 5.2 crashes on
-// some malformed glTF (a skin without inverseBindMatrices, ...). FBX files with two bones of one
-// name are refused ("two bones are named 'X'", src/fbx_preflight.h): assimp 5.2 frees them twice.
-// The Result holds either the whole asset or the error, never part of one. assimp never logs (no
-// logger is created).
+// fuzzing). The child is forked while no other thread of the process is inside assimp, so imports
+// on several threads at once stay safe. import_asset() reads the path twice, in the child and then
+// here: a file replaced in between (an exporter still writing it) is read here unprobed. A damage
+// that corrupts memory without crashing the child is not caught by the probe. glTF files pass a
+// structure check first (src/gltf_preflight.h): assimp 5.2 crashes on some malformed glTF (a skin
+// without inverseBindMatrices, ...). FBX files with two bones of one name are refused ("two bones
+// are named 'X'", src/fbx_preflight.h): assimp 5.2 frees them twice. The Result holds either the
+// whole asset or the error, never part of one. assimp never logs (no logger is created).
 #pragma once
 
 #include <cstddef>
