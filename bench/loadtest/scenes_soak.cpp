@@ -81,6 +81,13 @@ void setup_soak(core::Engine& engine, const SceneParams& p) {
     SPINDLE_ASSERTF(def != nullptr, "the soak scene needs scene '%s'", name);
     def->setup(engine, part(*def, p, objects, others));
   }
+  // The boids and the bodies both write transforms (of different entities) in one phase; their
+  // scenes do not know each other, so the soak declares the order registration gave them.
+  for (const char* physics : {"physics_sync", "physics_writeback"}) {
+    const bool known = engine.run_after(physics, "integrate");
+    SPINDLE_ASSERTF(known, "the soak scene orders stage '%s', which the spawn scene no longer has",
+                    physics);
+  }
 
   w.register_component<Spark>("spark");
   render::Renderer& r = *w.resource<SceneRendering>()->renderer;
@@ -127,8 +134,7 @@ void setup_soak(core::Engine& engine, const SceneParams& p) {
         spark.position += spark.velocity * ctx.dt();
         t.matrix = glm::translate(glm::mat4(1.0f), spark.position);
       },
-      // After the orchestra's orbits, which also write transforms (the boids' and the bodies'
-      // transforms stay in registration order: those scenes do not know each other).
+      // After the orchestra's orbits, which also write transforms.
       core::Phase::Gameplay, {"spark_spawner", "orbit"});
 }
 

@@ -226,6 +226,14 @@ bool Engine::depends_on(StageId later, StageId earlier) {
   return (impl_->stages[earlier]->reach >> later) & 1u;
 }
 
+bool Engine::run_after(std::string_view stage, StageRef earlier) {
+  const int id = impl_->find_stage(stage);
+  if (id < 0) return false;
+  impl_->stages[static_cast<std::size_t>(id)]->desc.after.push_back(std::move(earlier));
+  impl_->graph_dirty = true;
+  return true;
+}
+
 std::vector<std::pair<StageId, StageId>> Engine::implicit_orders() {
   Impl& m = *impl_;
   if (m.graph_dirty) m.build_graph();

@@ -75,6 +75,17 @@ TEST(Engine, GraphOrdersConflictsAndLetsIndependentStagesOverlap) {
   implicit = engine.implicit_orders();
   ASSERT_EQ(implicit.size(), 1u);
   EXPECT_EQ(implicit[0], std::make_pair(a, b));
+  // The game declares the a->b order after both were registered (code that did not know each
+  // other added them); an unknown stage changes nothing.
+  EXPECT_FALSE(engine.run_after("no such stage", "a"));
+  EXPECT_TRUE(engine.run_after("b", "a"));
+  EXPECT_TRUE(engine.implicit_orders().empty());
+  EXPECT_TRUE(engine.depends_on(b, a));
+  EXPECT_TRUE(engine.check_graph().ok());
+  // An `earlier` that names no stage is the graph's error, named.
+  EXPECT_TRUE(engine.run_after("c", "missing"));
+  EXPECT_EQ(engine.check_graph().message(),
+            "stage 'c' runs after 'missing', and no stage has that name");
 }
 
 TEST(Engine, ConflictingSystemsNeverOverlap) {

@@ -282,6 +282,11 @@ class Engine {
   bool depends_on(StageId later, StageId earlier);  // path earlier -> later
   // Pairs of conflicting stages ordered only by registration (no `after`, same phase).
   std::vector<std::pair<StageId, StageId>> implicit_orders();
+  // Adds `earlier` to the `after` of the stage named `stage`: for stages that code which does
+  // not know each other registered (two plugins writing one component), so the game can declare
+  // their order. False, and nothing changes, when no stage is named `stage`; an `earlier` that
+  // names no stage is the graph's error, as in StageDesc::after.
+  bool run_after(std::string_view stage, StageRef earlier);
   // Builds the graph if it changed. An error names the stage whose `after` names no stage (or an
   // id out of range); frame() and step() stop on that error (an assert, with the same message).
   Status check_graph();
