@@ -15,7 +15,10 @@ packages=(
   libsdl2-mixer-dev libopenal-dev                            # bench/audio only: the mixers compared
   xvfb xauth                                                 # tests only: a real X11 window (xvfb-run)
   clang libclang-rt-14-dev llvm                              # tests only: the fuzz preset (libFuzzer), llvm-symbolizer
+  g++-mipsel-linux-gnu qemu-user valgrind                    # the handheld profile: mipsel cross build, qemu, callgrind
+  libinih-dev:mipsel libgtest-dev:mipsel libstb-dev:mipsel   # ... and its libraries for mipsel (multiarch)
 )
+# Not gcc-multilib: on Debian 12 it removes the cross compilers.
 
 missing=()
 for p in "${packages[@]}"; do
@@ -39,6 +42,10 @@ fi
 
 echo "bootstrap: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# The handheld profile's libraries come from Debian's mipsel architecture, beside the amd64 ones.
+if [[ " ${missing[*]} " == *":mipsel "* ]] && ! dpkg --print-foreign-architectures | grep -qx mipsel; then
+  $sudo dpkg --add-architecture mipsel
+fi
 $sudo apt-get update
 $sudo apt-get install -y --no-install-recommends "${missing[@]}"
 echo "bootstrap: done"

@@ -11,6 +11,8 @@
 #   ./spindle.sh tsan    build the tsan preset and run the tests under ThreadSanitizer
 #   ./spindle.sh asan    build the asan preset and run the tests under AddressSanitizer + UBSan
 #   ./spindle.sh nothreads  build with SPINDLE_THREADS=OFF (single mode only) and run its tests
+#   ./spindle.sh handheld  the tiny-target profile cross-compiled for 32-bit MIPS (handheld-mipsel
+#                        preset) and its tests run under qemu-mipsel
 #   ./spindle.sh fuzz NAME SECONDS  build the fuzz preset (clang + libFuzzer) and fuzz one parser
 #                        (settings, set_args, input_map, loadtest_cli, png, wav, ogg, gltf, fbx, x,
 #                        replay; `all`: every one, one per core at a time) for SECONDS each; what
@@ -76,6 +78,11 @@ case "${1:-}" in
     ./bootstrap.sh
     build nothreads
     ctest --preset nothreads -j "$jobs"
+    ;;
+  handheld)
+    ./bootstrap.sh
+    build handheld-mipsel
+    ctest --preset handheld-mipsel -j "$jobs"
     ;;
   fuzz)
     ./bootstrap.sh

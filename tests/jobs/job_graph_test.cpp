@@ -95,6 +95,7 @@ TEST_P(JobTimeModes, BusyTotalsStayPutWhileNothingRuns) {
 }
 
 TEST_P(JobTimeModes, RunHereIsAJobOfItsOwn) {
+  SPINDLE_REQUIRE_ENGINE_EXCEPTIONS();
   SPINDLE_REQUIRE_MODE(GetParam());
   JobSystem js(job_config(GetParam(), 2));
   js.reset_stats();
@@ -141,6 +142,7 @@ TEST(ActiveWorkers, OnlyActiveParticipantsAreHandedWork) {
 // sooner); its exception still waits for wait(), and a chain of jobs each submitting the next
 // does not grow the stack without bound.
 TEST(ActiveWorkers, OneActiveParticipantRunsItsJobsAtOnce) {
+  SPINDLE_REQUIRE_ENGINE_EXCEPTIONS();
   SPINDLE_REQUIRE_MODE(Mode::Dynamic);
   JobSystem js(job_config(Mode::Dynamic, 2));
   js.set_active_workers(1);

@@ -109,6 +109,7 @@ TEST_P(JobSystemModes, RunAfterSeveralCountersThatAreAllDoneRunsAtOnce) {
 }
 
 TEST_P(JobSystemModes, WaitOnSeveralCountersRethrowsTheFirstInOrderGiven) {
+  SPINDLE_REQUIRE_ENGINE_EXCEPTIONS();
   JobSystem js(pinned_job_config(GetParam(), 2));
   Counter fine;
   Counter bad;
@@ -210,6 +211,7 @@ TEST_P(JobSystemModes, NestedWaitsInsideJobs) {
 }
 
 TEST_P(JobSystemModes, ExceptionIsRethrownAtWaitAndCounterIsReusable) {
+  SPINDLE_REQUIRE_ENGINE_EXCEPTIONS();
   JobSystem js(pinned_job_config(GetParam(), 4));
   Counter counter;
   std::atomic<int> ran{0};
@@ -232,6 +234,7 @@ TEST_P(JobSystemModes, ExceptionIsRethrownAtWaitAndCounterIsReusable) {
 }
 
 TEST_P(JobSystemModes, SecondExceptionIsCountedAsDropped) {
+  SPINDLE_REQUIRE_ENGINE_EXCEPTIONS();
   JobSystem js(pinned_job_config(GetParam(), 2));
   Counter counter;
   for (int i = 0; i < 2; ++i) {

@@ -109,6 +109,21 @@ auto expect_same_in_every_mode(Run&& run,
 
 }  // namespace spindle::test
 
+// Death tests re-execute the test binary ("threadsafe": safe beside the job system's threads); a
+// build without threads forks only ("fast"), which also works where the binary cannot be
+// executed directly (the mipsel tests under qemu-mipsel).
+#define SPINDLE_DEATH_TEST_STYLE() \
+  GTEST_FLAG_SET(death_test_style, SPINDLE_THREADS ? "threadsafe" : "fast")
+
+// For a test whose jobs or stages throw: the handheld profile's engine code is built without
+// exceptions (a job that throws there ends the program), so the test is skipped there.
+#if SPINDLE_HANDHELD
+#define SPINDLE_REQUIRE_ENGINE_EXCEPTIONS() \
+  GTEST_SKIP() << "the handheld profile's engine code has no exceptions"
+#else
+#define SPINDLE_REQUIRE_ENGINE_EXCEPTIONS() (void)0
+#endif
+
 #define SPINDLE_REQUIRE_MODE(mode)            \
   if (!::spindle::jobs::mode_available(mode)) \
   GTEST_SKIP() << "mode " << ::spindle::jobs::to_string(mode) << " not in this build"

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -341,7 +342,7 @@ std::int64_t Settings::get_int(std::string_view key) const {
   const Definition& d = definition(key, Type::Int);
   const Entry* e = find(key);
   return parse_int(e != nullptr ? e->value : d.fallback, d.int_min, d.int_max)
-      .value_or(std::stoll(d.fallback));
+      .value_or(std::strtoll(d.fallback.c_str(), nullptr, 10));
 }
 
 double Settings::get_float(std::string_view key) const {

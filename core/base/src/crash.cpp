@@ -217,6 +217,7 @@ void on_terminate() {
   State& s = state();
   if (s.crashing.exchange(1) == 0) {
     const char* what = nullptr;
+#if defined(__cpp_exceptions)
     if (std::exception_ptr current = std::current_exception()) {
       try {
         std::rethrow_exception(current);
@@ -227,6 +228,9 @@ void on_terminate() {
     } else {
       what = "std::terminate() called without an exception";
     }
+#else
+    what = "std::terminate() called (a build without exceptions)";
+#endif
     write_report(0, nullptr, what);
   }
   die_of(SIGABRT);

@@ -60,13 +60,13 @@ TEST(Assert, SetHandlerReturnsPreviousAndNullRestoresDefault) {
 }
 
 TEST(AssertDeathTest, DefaultHandlerPrintsAndAborts) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  SPINDLE_DEATH_TEST_STYLE();
   EXPECT_DEATH(SPINDLE_ASSERT(2 < 1, "two is below one"),
                "assert_test.cpp:[0-9]+: assertion failed: 2 < 1: two is below one");
 }
 
 TEST(AssertDeathTest, HandlerThatReturnsStillAborts) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  SPINDLE_DEATH_TEST_STYLE();
   EXPECT_DEATH(
       {
         set_assert_handler([](const char*, int, const char*, const char* message) {

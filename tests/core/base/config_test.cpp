@@ -333,7 +333,7 @@ TEST(Settings, Parsers) {
 }
 
 TEST(SettingsDeathTest, ReadingAnUndefinedKeyWithoutDefaultAsserts) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  SPINDLE_DEATH_TEST_STYLE();
   Settings s;
   s.define_int("a.b", 1);
   EXPECT_DEATH((void)s.get_int("a.c"), "defined first");

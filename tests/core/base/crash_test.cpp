@@ -57,7 +57,7 @@ class CrashReport : public ::testing::TestWithParam<jobs::Mode> {
  protected:
   void SetUp() override {
     SPINDLE_SKIP_UNDER_SANITIZERS();
-    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    SPINDLE_DEATH_TEST_STYLE();
   }
 };
 
@@ -116,6 +116,7 @@ TEST_P(CrashReport, AnInvalidAccessInAStageIsReportedThenKillsTheProcess) {
 }
 
 TEST_P(CrashReport, AnUncaughtExceptionIsReportedWithItsMessage) {
+  SPINDLE_REQUIRE_ENGINE_EXCEPTIONS();
   const std::filesystem::path report = report_path("exception.txt");
   std::filesystem::remove(report);
   EXPECT_EXIT(run_until_crash(GetParam(), report.string(), &throw_uncaught),
@@ -167,7 +168,7 @@ void crash_with_a_section_and_many_log_lines(const std::string& report) {
 
 TEST(CrashReports, KeepTheLastLogLinesAndAGamesSection) {
   SPINDLE_SKIP_UNDER_SANITIZERS();
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  SPINDLE_DEATH_TEST_STYLE();
   const std::filesystem::path report = report_path("section.txt");
   std::filesystem::remove(report);
   EXPECT_EXIT(crash_with_a_section_and_many_log_lines(report.string()),

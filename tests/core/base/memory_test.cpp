@@ -10,6 +10,8 @@
 
 #include <spindle/base/build_config.h>
 
+#include "modes.h"
+
 #if SPINDLE_THREADS
 #include <atomic>
 #include <chrono>
@@ -293,7 +295,7 @@ TEST(MemTags, ThreadsRegisteringTheSameNamesAgree) {
 #endif
 
 TEST(MemTagsDeathTest, AFullTableNamesTheTagItCannotRegister) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  SPINDLE_DEATH_TEST_STYLE();
   EXPECT_DEATH(
       {
         for (std::size_t i = mem_tag_count(); i < kMaxMemTags; ++i) {

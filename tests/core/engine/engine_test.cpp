@@ -546,6 +546,7 @@ TEST(Engine, FixedStepsFollowGameTime) {
 }
 
 TEST(Engine, StageExceptionReachesTheCaller) {
+  SPINDLE_REQUIRE_ENGINE_EXCEPTIONS();
   for (jobs::Mode mode : available_modes()) {
     Engine engine(config_for(mode, 2));
     engine.add_stage(

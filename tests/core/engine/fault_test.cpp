@@ -131,6 +131,7 @@ struct FaultyGame {
 };
 
 TEST(Faults, AJobThatThrowsInEveryKindOfStageReachesTheCallerAndTheGameGoesOn) {
+  SPINDLE_REQUIRE_ENGINE_EXCEPTIONS();
   for (const jobs::Mode mode : available_modes()) {
     for (const Kind kind :
          {Kind::Simulation, Kind::Presentation, Kind::ParallelChunk, Kind::NestedJob}) {

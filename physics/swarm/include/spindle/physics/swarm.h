@@ -16,6 +16,7 @@
 //   cfg.boundary = spindle::swarm::Boundary::Clamp;   // or Wrap (a torus)
 //   cfg.shape = spindle::swarm::Shape::Circle;        // or Aabb (radius = half width)
 //   spindle::swarm::Swarm<float> swarm(cfg);     // swarm.valid(), else swarm.error()
+//   // (or Swarm<spindle::core::fixed>: Q20.12, for targets without an FPU)
 //   ...every frame:
 //   swarm.build(jobs, chunks, {x, y, vx, vy, radius}, tag);   // spans in your agent order, or
 //   swarm.build(jobs, chunks, n, [&](std::uint32_t i) { return Agent<float>{...}; }, tag);
@@ -43,6 +44,7 @@
 
 #include "spindle/algorithms/chunks.h"
 #include "spindle/algorithms/radix_sort.h"
+#include "spindle/base/fixed.h"
 #include "spindle/jobs/job_system.h"
 
 namespace spindle::swarm {
@@ -67,6 +69,17 @@ template <>
 struct ScalarTraits<float> : FloatScalarTraits<float> {};
 template <>
 struct ScalarTraits<double> : FloatScalarTraits<double> {};
+// Q20.12 (spindle/base/fixed.h), the tiny-target profile's scalar: no FPU needed, the same bits
+// on every CPU. Its range (+-524288) and step (1/4096) bound the world: squared distances up to
+// the query radius must fit, so keep coordinates and cell sizes in units of about 1 to 500.
+template <>
+struct ScalarTraits<core::fixed> {
+  static constexpr core::fixed from_int(std::int32_t v) { return core::fixed::from_int(v); }
+  static std::int32_t floor_to_int(core::fixed v, std::int32_t lo, std::int32_t hi) {
+    return std::clamp(v.floor_to_int(), lo, hi);
+  }
+  static core::fixed sqrt(core::fixed v) { return core::fixed::sqrt(v); }
+};
 
 enum class Boundary : std::uint8_t { Clamp, Wrap };
 // What resolve_overlaps() pushes apart: circles of radius r, or axis-aligned boxes of half
