@@ -24,6 +24,7 @@
 #include <spindle/audio/audio_plugin.h>
 #include <spindle/base/crash.h>
 #include <spindle/base/file.h>
+#include <spindle/base/hash.h>
 #include <spindle/base/log.h>
 #include <spindle/engine/engine.h>
 #include <spindle/gameplay/input.h>
@@ -82,8 +83,35 @@ struct Second {
   std::uint32_t frames = 0;
   double frame_p50_ms = 0, frame_p99_ms = 0;
   std::uint64_t errors = 0;
+  double calibration_ms = 0;         // the fixed workload's time (Calibration)
   std::vector<double> stage_p99_ms;  // by StageId
 };
+
+// A fixed piece of work timed once a second on the game's thread, between frames: arithmetic and
+// a walk through 8 MiB. Its time follows the machine's own speed (clock frequency, other programs,
+// a virtual machine's neighbours), so a slower machine can be told apart from a slower engine.
+class Calibration {
+ public:
+  Calibration() : memory_(std::size_t{1} << 20, 1) {}  // 8 MiB, made before the clock starts
+  double run_ms() {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::uint64_t h = sink_;
+    for (std::uint32_t i = 0; i < 100'000; ++i) h = core::mix64(h + i);
+    for (std::size_t i = 0; i < memory_.size(); i += 8) h += memory_[i];  // a cache line each
+    sink_ = h;
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+ private:
+  std::vector<std::uint64_t> memory_;
+  volatile std::uint64_t sink_ = 0;
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
 
 std::uint64_t rss_kib() {
   std::ifstream statm("/proc/self/statm");
@@ -374,6 +402,7 @@ int run_soak(int argc, const char* const* argv, std::ostream& out, std::ostream&
   // own bookkeeping must not show as growth of the resident set it measures.
   std::vector<Second> samples(seconds + 2);
   for (Second& s : samples) s.stage_p99_ms.assign(stages, 0.0);
+  Calibration calibration;
   std::size_t sampled = 0;
   std::uint32_t frames = 0;
   std::uint64_t total_frames = 0;
@@ -413,6 +442,7 @@ int run_soak(int argc, const char* const* argv, std::ostream& out, std::ostream&
       s.frame_p50_ms = frame_hist.quantile_ms(0.5);
       s.frame_p99_ms = frame_hist.quantile_ms(0.99);
       s.errors = errors.count() + exceptions;
+      s.calibration_ms = calibration.run_ms();
       for (std::uint32_t i = 0; i < stages; ++i) {
         s.stage_p99_ms[i] = stage_second[i].quantile_ms(0.99);
         stage_second[i].clear();
@@ -507,6 +537,24 @@ int run_soak(int argc, const char* const* argv, std::ostream& out, std::ostream&
     }
     stage_json.push_back(std::move(row));
   }
+  // The machine's own speed over the same windows: when the fixed workload slowed as much as the
+  // stages, the machine slowed, not the engine.
+  std::vector<double> cal_first, cal_last;
+  for (const Second& s : samples) {
+    if (s.t >= warm && s.t < warm + window) cal_first.push_back(s.calibration_ms);
+    if (s.t >= seconds - window) cal_last.push_back(s.calibration_ms);
+  }
+  const double machine_first = median(cal_first), machine_last = median(cal_last);
+  const double machine_change =
+      machine_first > 0 ? 100.0 * (machine_last - machine_first) / machine_first : 0.0;
+  std::vector<double> stage_changes;
+  for (const auto& row : stage_json)
+    if (row["judged"].get<bool>()) stage_changes.push_back(row["change_percent"].get<double>());
+  const std::string machine_note =
+      "; the fixed workload (the machine's own speed) took " + fixed(machine_first, 2) +
+      " ms in the first window and " + fixed(machine_last, 2) + " ms in the last (" +
+      (machine_change >= 0 ? "+" : "") + fixed(machine_change, 1) +
+      "%), the judged stages' median change " + fixed(median(stage_changes), 1) + "%";
   verdicts.push_back(
       {"each stage's p99 flat within 10%, first vs last window", flat, gate_timing,
        "windows of " + fixed(window, 0) + " s from " + fixed(warm, 0) + " s and " +
@@ -514,7 +562,8 @@ int run_soak(int argc, const char* const* argv, std::ostream& out, std::ostream&
            (worst_stage.empty()
                 ? std::string("nothing judged (no stage of 0.1 ms or more ran a mode for 100 "
                               "frames in both windows)")
-                : "largest change " + fixed(worst, 1) + "% (" + worst_stage + ")")});
+                : "largest change " + fixed(worst, 1) + "% (" + worst_stage + ")") +
+           machine_note});
 
   // The report.
   bool written = true;
@@ -541,10 +590,14 @@ int run_soak(int argc, const char* const* argv, std::ostream& out, std::ostream&
                               {"entities", s.entities},
                               {"frames", s.frames},
                               {"frame_p50_ms", s.frame_p50_ms},
+                              {"calibration_ms", s.calibration_ms},
                               {"frame_p99_ms", s.frame_p99_ms},
                               {"errors", s.errors},
                               {"stage_p99_ms", s.stage_p99_ms}});
     j["stage_p99"] = stage_json;
+    j["machine"] = {{"calibration_first_ms", machine_first},
+                    {"calibration_last_ms", machine_last},
+                    {"change_percent", machine_change}};
     for (const Verdict& v : verdicts)
       j["verdicts"].push_back(
           {{"target", v.what}, {"met", v.met}, {"gated", v.gated}, {"detail", v.detail}});
@@ -554,13 +607,14 @@ int run_soak(int argc, const char* const* argv, std::ostream& out, std::ostream&
   }
   {
     std::ofstream f(dir / "soak.csv");
-    f << "t,mode,rss_kib,open_files,voices,entities,frames,frame_p50_ms,frame_p99_ms,errors";
+    f << "t,mode,rss_kib,open_files,voices,entities,frames,frame_p50_ms,frame_p99_ms,errors,"
+         "calibration_ms";
     for (std::uint32_t i = 0; i < stages; ++i) f << ",p99_ms:" << engine.stage_name(i);
     f << "\n";
     for (const Second& s : samples) {
       f << fixed(s.t, 2) << ',' << s.mode << ',' << s.rss_kib << ',' << s.open_files << ','
         << s.voices << ',' << s.entities << ',' << s.frames << ',' << fixed(s.frame_p50_ms, 3)
-        << ',' << fixed(s.frame_p99_ms, 3) << ',' << s.errors;
+        << ',' << fixed(s.frame_p99_ms, 3) << ',' << s.errors << ',' << fixed(s.calibration_ms, 3);
       for (double v : s.stage_p99_ms) f << ',' << fixed(v, 3);
       f << "\n";
     }
@@ -615,6 +669,8 @@ int run_soak(int argc, const char* const* argv, std::ostream& out, std::ostream&
     f << svg_chart("Frame time, per second", "ms", samples,
                    {{"p50", column([](const Second& s) { return s.frame_p50_ms; })},
                     {"p99", column([](const Second& s) { return s.frame_p99_ms; })}});
+    f << svg_chart("The machine's own speed: a fixed workload timed every second", "ms", samples,
+                   {{"fixed workload", column([](const Second& s) { return s.calibration_ms; })}});
     f << svg_chart("Stage time p99, per second (the 8 slowest stages)", "ms", samples, stage_lines);
     f << "<h2>Stage p99, first vs last window, mode by mode</h2><p>Each stage's largest change "
          "over the modes that ran at least 100 frames in both windows; stages under 0.1 ms are "
