@@ -446,6 +446,9 @@ core::Result<std::string> Devices::map_text(const core::Input& input) const {
       controls += control_text(k);
     }
     if (controls.empty()) continue;
+    // A key whose name ends in a comma ("Keypad ,", ",") last on its line: a comma at the end of
+    // a line separates, so one more keeps the name whole (split_controls()).
+    if (controls.back() == ',') controls += ',';
     const std::string_view name = input.action_name(id);
     if (name.find_first_of("=\n\r") != std::string_view::npos || trim(name) != name ||
         name.front() == '#') {
