@@ -12,7 +12,10 @@
 #   ./spindle.sh asan    build the asan preset and run the tests under AddressSanitizer + UBSan
 #   ./spindle.sh nothreads  build with SPINDLE_THREADS=OFF (single mode only) and run its tests
 #   ./spindle.sh handheld  the tiny-target profile cross-compiled for 32-bit MIPS (handheld-mipsel
-#                        preset) and its tests run under qemu-mipsel
+#                        preset): its tests, then the tiny swarm sample (1,000 enemies), under
+#                        qemu-mipsel; prints CTest's summary and the sample's last line
+#   ./spindle.sh handheld-cost  instructions per frame of the tiny swarm sample (callgrind, the
+#                        handheld-ship preset on this machine), beside the PS1's 1.1 M cycles
 #   ./spindle.sh fuzz NAME SECONDS  build the fuzz preset (clang + libFuzzer) and fuzz one parser
 #                        (settings, set_args, input_map, loadtest_cli, png, wav, ogg, gltf, fbx, x,
 #                        replay; `all`: every one, one per core at a time) for SECONDS each; what
@@ -83,6 +86,25 @@ case "${1:-}" in
     ./bootstrap.sh
     build handheld-mipsel
     ctest --preset handheld-mipsel -j "$jobs"
+    echo "tiny swarm sample, 1,000 enemies, under qemu-mipsel:"
+    qemu-mipsel build/handheld-mipsel/samples/spindle_sample_swarm_tiny --enemies 1000 | tail -n 1
+    ;;
+  handheld-cost)
+    ./bootstrap.sh
+    build handheld-ship spindle_sample_swarm_tiny  # as a game ships: asserts off
+    exe=build/handheld-ship/samples/spindle_sample_swarm_tiny
+    # Instructions collected inside Engine::frame in a run of $1 frames.
+    collected() {
+      valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+        "--toggle-collect=spindle::core::Engine::frame(*" "$exe" --frames "$1" --enemies 1000 \
+        2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+    }
+    short=$(collected 300)
+    long=$(collected 900)
+    # The difference of two lengths: start-up and the first frames cancel out.
+    per_frame=$(((long - short) / 600))
+    echo "tiny swarm, 1,000 enemies: $per_frame instructions per frame (callgrind, frames 301-900," \
+      "asserts off, no rendering); a PS1 frame at 30 FPS: 1,126,666 cycles ($((per_frame * 100 / 1126666))% of it)"
     ;;
   fuzz)
     ./bootstrap.sh

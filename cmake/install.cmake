@@ -11,7 +11,8 @@ set(SPINDLE_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Spindle)
 # <target> <name in the package (spindle::<name>)>
 set(_spindle_exported spindle_jobs jobs spindle_base base spindle_algorithms algorithms spindle_ecs ecs
     spindle_engine engine spindle_gameplay gameplay spindle_core core spindle_platform platform spindle_render render spindle_audio audio spindle_anim anim
-    spindle_anim_import anim_import spindle_swarm swarm spindle_physics physics spindle_all spindle)
+    spindle_anim_import anim_import spindle_swarm swarm spindle_physics physics spindle_all spindle
+    spindle_heap_guard heap_guard)
 set(SPINDLE_PACKAGE_COMPONENTS "")
 while(_spindle_exported)
   list(POP_FRONT _spindle_exported target name)
@@ -22,6 +23,7 @@ while(_spindle_exported)
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${name})
   install(TARGETS ${target} EXPORT SpindleTargets
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          OBJECTS DESTINATION ${CMAKE_INSTALL_LIBDIR}/spindle  # heap_guard's operators
           INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   # Its folder's public headers (include/spindle/<folder>/...); not the folder READMEs.
   get_target_property(folder ${target} SOURCE_DIR)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <spindle/base/budget.h>
 #include <spindle/base/profiler.h>
 
 #include "engine_impl.h"
@@ -50,13 +51,29 @@ jobs::Config job_config(const EngineConfig& c) {
   return j;
 }
 
+// The arena `name` of the engine's budget, or the caller's current one.
+BudgetArena* arena_for(const EngineConfig& c, const char* name) {
+  BudgetArena* a = c.memory != nullptr ? c.memory->arena(name) : nullptr;
+  return a != nullptr ? a : current_budget_arena();
+}
+
+std::unique_ptr<jobs::JobSystem> make_jobs(const EngineConfig& c) {
+  BudgetScope scope(arena_for(c, "jobs"));
+  return std::make_unique<jobs::JobSystem>(job_config(c));
+}
+
+World make_world(const EngineConfig& c) {
+  BudgetScope scope(arena_for(c, "ecs"));
+  return World(c.entity_capacity);
+}
+
 }  // namespace
 
 Engine::Impl::Impl(Engine& owner_engine, const EngineConfig& engine_config)
     : owner(owner_engine),
       config(engine_config),
-      jobs(std::make_unique<jobs::JobSystem>(job_config(engine_config))),
-      world(engine_config.entity_capacity),
+      jobs(make_jobs(engine_config)),
+      world(make_world(engine_config)),
       game_clock(engine_config.fixed_step_ns),
       fixed(engine_config.fixed_step_ns, engine_config.max_steps_per_frame) {
   if (!jobs::mode_available(config.mode)) {
@@ -711,9 +728,12 @@ void Engine::step() {
 
 // One body for frame() and step(), so that a frame of k steps is k step()s to the simulation.
 void Engine::Impl::run_frame(std::uint32_t steps, std::int64_t present_dt_ns, float alpha) {
-  if (graph_dirty) build_graph();
-  apply_scene_switch();
-  if (graph_dirty) build_graph();  // a scene setup may add stages
+  if (graph_dirty || pending_scene >= 0) {
+    BudgetScope scope(arena_for(config, "engine"));
+    if (graph_dirty) build_graph();
+    apply_scene_switch();
+    if (graph_dirty) build_graph();  // a scene setup may add stages
+  }
   SPINDLE_ASSERTF(graph_status.ok(), "engine: %s", graph_status.message().c_str());
   // How many workers this frame may wake (dynamic mode), before anything is submitted.
   if (jobs->stage_policy().planned && config.adapt_workers) {

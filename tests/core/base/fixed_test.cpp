@@ -134,6 +134,23 @@ TEST(Fixed, SquareRootIsTheExactFloor) {
     ASSERT_LE(r * r, scaled) << raw;
     ASSERT_GT((r + 1) * (r + 1), scaled) << raw;
   }
+  // Every value below 256, and both sides of every exact square above it (where a guess or a
+  // Newton step that is one off would show).
+  const auto is_floor = [](std::int32_t raw) {
+    const std::uint64_t scaled = static_cast<std::uint64_t>(raw) << 12;
+    const auto r = static_cast<std::uint64_t>(fixed::sqrt(fixed::from_raw(raw)).raw());
+    return r * r <= scaled && (r + 1) * (r + 1) > scaled;
+  };
+  for (std::int32_t raw = 1; raw < (1 << 20); ++raw) ASSERT_TRUE(is_floor(raw)) << raw;
+  for (std::int64_t root = 64; root * root / 4096 < std::numeric_limits<std::int32_t>::max();
+       root += 64) {
+    const auto raw = static_cast<std::int32_t>(root * root / 4096);  // an exact square
+    ASSERT_TRUE(is_floor(raw)) << raw;
+    ASSERT_TRUE(is_floor(raw - 1)) << raw - 1;
+    if (raw < std::numeric_limits<std::int32_t>::max()) {
+      ASSERT_TRUE(is_floor(raw + 1)) << raw + 1;
+    }
+  }
   EXPECT_EQ(fixed::sqrt(fixed::from_int(2)).raw(), 5792);  // 1.41406 (1.414213 * 4096 = 5792.6)
   EXPECT_EQ(fixed::sqrt(fixed::epsilon()).raw(), 64);      // sqrt(1/4096) = 1/64
   EXPECT_EQ(fixed::sqrt(fixed::max()).raw(), 2965820);     // sqrt(524288) * 4096, floored

@@ -52,7 +52,18 @@ class CommandBuffer {
     std::uint32_t size;
   };
 
-  explicit CommandBuffer(std::size_t reserve_records = 1024, std::size_t reserve_bytes = 64 << 10) {
+  // What each participant's buffer reserves up front: the handheld profile's fit its budget
+  // (a frame that records more grows the buffer from the heap).
+#if SPINDLE_HANDHELD
+  static constexpr std::size_t kDefaultRecords = 128;
+  static constexpr std::size_t kDefaultBytes = 8 << 10;
+#else
+  static constexpr std::size_t kDefaultRecords = 1024;
+  static constexpr std::size_t kDefaultBytes = 64 << 10;
+#endif
+
+  explicit CommandBuffer(std::size_t reserve_records = kDefaultRecords,
+                         std::size_t reserve_bytes = kDefaultBytes) {
     records_.reserve(reserve_records);
     payload_.reserve(reserve_bytes);
   }
@@ -64,20 +75,26 @@ class CommandBuffer {
     origin_ = origin;
     sequence_ = 0;
   }
-  std::uint64_t origin() const { return origin_; }
+  std::uint64_t origin() const {
+    return origin_;
+  }
   // Where recording stands, to be put back after running someone else's work on this thread (a
   // waiting thread helps run other jobs, which set origins of their own).
   struct Mark {
     std::uint64_t origin;
     std::uint32_t sequence;
   };
-  Mark mark() const { return {origin_, sequence_}; }
+  Mark mark() const {
+    return {origin_, sequence_};
+  }
   void restore(Mark m) {
     origin_ = m.origin;
     sequence_ = m.sequence;
   }
 
-  void destroy(Entity entity) { record(Op::Destroy, 0, entity, nullptr, 0); }
+  void destroy(Entity entity) {
+    record(Op::Destroy, 0, entity, nullptr, 0);
+  }
   template <class T>
   void add(Entity entity, const T& component) {
     static_assert(std::is_trivially_copyable_v<T>,
@@ -100,9 +117,15 @@ class CommandBuffer {
     record(Op::Emit, type_id<T>(), Entity::null(), &event, sizeof(T));
   }
 
-  std::span<const Record> records() const { return records_; }
-  const std::byte* payload(const Record& r) const { return payload_.data() + r.offset; }
-  bool empty() const { return records_.empty(); }
+  std::span<const Record> records() const {
+    return records_;
+  }
+  const std::byte* payload(const Record& r) const {
+    return payload_.data() + r.offset;
+  }
+  bool empty() const {
+    return records_.empty();
+  }
   void clear() {
     records_.clear();
     payload_.clear();
@@ -138,7 +161,8 @@ class CommandBuffer {
 // own on first use.
 class CommandBuffers {
  public:
-  static constexpr std::uint32_t kExternalSlots = 32;
+  // Slots of threads outside the job system (the tbb reference mode's); none without threads.
+  static constexpr std::uint32_t kExternalSlots = SPINDLE_THREADS ? 32 : 1;
 
   explicit CommandBuffers(std::uint32_t participants = 1);
   void resize(std::uint32_t participants);  // only between frames

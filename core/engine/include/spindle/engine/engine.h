@@ -53,6 +53,7 @@
 namespace spindle::core {
 
 class Engine;
+class MemoryBudget;
 
 // The component (or resource) types a stage reads and writes.
 struct Access {
@@ -243,6 +244,10 @@ struct EngineConfig {
   // by measuring (core::WorkerController, worker_controller.h); false: every participant,
   // pinned as pin_workers says, every frame.
   bool adapt_workers = true;
+  // A memory budget (spindle/base/budget.h) the engine books its own data in: the job pool in its
+  // arena "jobs", the world in "ecs", the stage graph in "engine" (an arena missing: the caller's
+  // current BudgetScope). nullptr: the heap. Takes effect with spindle::heap_guard linked.
+  MemoryBudget* memory = nullptr;
 };
 
 class Engine {

@@ -602,7 +602,11 @@ class Swarm {
       const std::uint32_t b = start[codes[i]];
       const std::uint32_t len = start[codes[i] + 1] - b;
       if (len <= kListBlock) {  // size < budget here, so the block fits
-        for (std::uint32_t t = 0; t < kListBlock; ++t) out[size + t] = b + t;
+#if defined(SPINDLE_SIMD) && SPINDLE_SIMD
+        for (std::uint32_t t = 0; t < kListBlock; ++t) out[size + t] = b + t;  // two stores
+#else
+        for (std::uint32_t t = 0; t < len; ++t) out[size + t] = b + t;  // scalar: only what is used
+#endif
       } else {
         const std::uint32_t take = std::min(len, budget - size);
         for (std::uint32_t t = 0; t < take; ++t) out[size + t] = b + t;

@@ -1,0 +1,552 @@
+// swarm_tiny: the swarm shooter of samples/swarm on the tiny-target profile (docs/handheld.md).
+// The same game rules: enemies steer toward the ship through the swarm collision system, pushing
+// each other apart; the ship fires at the nearest enemy on its own and sets off a bomb now and
+// then; a killed enemy comes back at the edge of the field; touching an enemy costs a life. Here
+// everything is Q20.12 fixed point (core::fixed) in units four times the desktop sample's, the
+// engine runs single-threaded, and every byte of the engine's and the game's data comes from one
+// memory budget set at start-up, split into arenas per subsystem. A scripted pilot flies; there
+// is no window, sound or file.
+//
+//   spindle_sample_swarm_tiny [--frames N] [--enemies N] [--budget-kib K]
+//
+// Defaults: 600 frames, 1,000 enemies, a 2,048 KiB budget. It prints each arena's high-water
+// mark and panics, then the last line:
+//   engine_bytes=B heap_after_init=A hash=H
+// B: the arenas' high-water marks summed (plus anything that had to come from the heap because
+// an arena was full); A: heap allocations after start-up (the first two frames), counted by
+// spindle::heap_guard; H: the world hash, the same on every CPU. It exits 1 when A is not 0, an
+// arena overflowed, or the game did not play (no kill, or an enemy lost).
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <spindle/base/budget.h>
+#include <spindle/base/fixed.h>
+#include <spindle/engine/engine.h>
+#include <spindle/gameplay/input.h>
+#include <spindle/physics/swarm.h>
+
+using namespace spindle;
+using core::fixed;
+
+namespace {
+
+// --- components and resources ------------------------------------------------------------------
+
+struct Enemy {
+  fixed x, y, vx, vy;
+};
+struct Ship {
+  fixed x{}, y{};
+  fixed facing_x = fixed::one(), facing_y{};
+  fixed fire_cooldown{}, bomb_cooldown{}, invulnerable{};
+  std::int32_t lives = 3;
+  std::int32_t score = 0;
+  std::int32_t best = 0;
+  std::int32_t kills = 0;
+  std::int32_t rounds = 1;
+  std::uint32_t respawns = 0;
+  std::uint32_t shots_fired = 0;
+  std::uint32_t bombs = 0;
+  std::uint32_t lives_lost = 0;
+};
+struct Shot {
+  fixed x, y, vx, vy;
+  fixed life;  // <= 0: free
+};
+
+struct SwarmState {
+  std::unique_ptr<swarm::Swarm<fixed>> swarm;
+  std::vector<fixed> next_x, next_y, next_vx, next_vy;  // in sorted order
+};
+
+struct Controls {
+  core::ActionId left, right, up, down, bomb;
+};
+
+// The arenas whose panic modes the game itself triggers.
+struct Panics {
+  core::BudgetArena* swarm = nullptr;  // a crowded cell hit max_candidates
+  core::BudgetArena* game = nullptr;   // no free shot
+};
+
+constexpr fixed F(double v) {
+  return fixed::from_double(v);
+}
+
+// The desktop sample's sizes times four: squares of distances stay well inside Q20.12's range
+// (the field's diagonal squared is about 128,000 of 524,287) and far above its step.
+constexpr fixed kEnemyRadius = F(1.4);
+constexpr fixed kEnemySpeed = F(14.0);
+constexpr fixed kShipRadius = F(2.0);
+constexpr fixed kShipSpeed = F(36.0);
+constexpr fixed kShotRadius = F(0.6);
+constexpr fixed kShotSpeed = F(120.0);
+constexpr fixed kShotLife = F(0.6);
+constexpr fixed kFireInterval = F(0.07);
+constexpr fixed kAimRange = F(64.0);
+constexpr fixed kBombRadius = F(24.0);
+constexpr fixed kBombInterval = F(2.0);
+constexpr fixed kClearRadius = F(20.0);
+constexpr fixed kInvulnerable = F(2.0);
+constexpr fixed kCell = F(4.0);  // >= twice the enemy radius: every overlap is seen
+constexpr std::uint32_t kShots = 32;
+
+fixed len2(fixed x, fixed y) {
+  return x * x + y * y;
+}
+
+// The field: a square of side 8 sqrt(N), at least 160.
+fixed field_side(std::uint32_t enemies) {
+  const fixed s =
+      fixed::from_int(8) * fixed::sqrt(fixed::from_int(static_cast<std::int32_t>(enemies)));
+  return std::max(fixed::from_int(160), s);
+}
+
+std::uint32_t mix32(std::uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+
+// A deterministic number in [0, 1) from a seed: integer bits only, the same on every CPU.
+fixed hash01(std::uint32_t seed) {
+  return fixed::from_raw(static_cast<std::int32_t>(mix32(seed) & (fixed::kOneRaw - 1)));
+}
+
+void edge_point(fixed side, std::uint32_t seed, fixed& x, fixed& y) {
+  const fixed t = hash01(seed) * side;
+  const fixed inset = F(2.0);
+  switch (mix32(seed ^ 0x9e3779b9u) & 3u) {
+    case 0:
+      x = t, y = inset;
+      break;
+    case 1:
+      x = t, y = side - inset;
+      break;
+    case 2:
+      x = inset, y = t;
+      break;
+    default:
+      x = side - inset, y = t;
+      break;
+  }
+}
+
+fixed clamp(fixed v, fixed lo, fixed hi) {
+  return std::min(std::max(v, lo), hi);
+}
+
+// Calls fn(k) for the sorted position k of every enemy in the cells within `reach` cells.
+template <class Fn>
+void for_each_near(const swarm::Swarm<fixed>& s, fixed px, fixed py, std::int32_t reach,
+                   const Fn& fn) {
+  const swarm::CellCoord c = s.cell_of(px, py);
+  const auto cx = static_cast<std::int32_t>(c.x), cy = static_cast<std::int32_t>(c.y);
+  const auto nx = static_cast<std::int32_t>(s.cells_x()),
+             ny = static_cast<std::int32_t>(s.cells_y());
+  for (std::int32_t y = std::max(cy - reach, 0); y <= std::min(cy + reach, ny - 1); ++y) {
+    for (std::int32_t x = std::max(cx - reach, 0); x <= std::min(cx + reach, nx - 1); ++x) {
+      const auto [b, e] =
+          s.cell_range({static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y)});
+      for (std::uint32_t k = b; k < e; ++k) fn(k);
+    }
+  }
+}
+
+// The unit direction to the nearest enemy within kAimRange, in rings of cells outward; false
+// when none is in range.
+bool nearest_direction(const swarm::Swarm<fixed>& s, fixed px, fixed py, fixed& ax, fixed& ay) {
+  fixed best = kAimRange * kAimRange;
+  bool found = false;
+  const swarm::CellCoord c = s.cell_of(px, py);
+  const auto cx = static_cast<std::int32_t>(c.x), cy = static_cast<std::int32_t>(c.y);
+  const auto nx = static_cast<std::int32_t>(s.cells_x()),
+             ny = static_cast<std::int32_t>(s.cells_y());
+  const std::int32_t rings = (kAimRange / kCell).floor_to_int() + 1;
+  for (std::int32_t r = 0; r <= rings; ++r) {
+    // Cells of ring r are at least (r - 1) cells away.
+    const fixed near = kCell * fixed::from_int(std::max(r - 1, 0));
+    if (found && best < near * near) break;
+    for (std::int32_t y = cy - r; y <= cy + r; ++y) {
+      for (std::int32_t x = cx - r; x <= cx + r; ++x) {
+        const bool ring = y == cy - r || y == cy + r || x == cx - r || x == cx + r;
+        if (!ring || x < 0 || y < 0 || x >= nx || y >= ny) continue;
+        const auto [b, e] =
+            s.cell_range({static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y)});
+        for (std::uint32_t k = b; k < e; ++k) {
+          const fixed dx = s.x()[k] - px, dy = s.y()[k] - py;
+          const fixed d2 = len2(dx, dy);
+          if (d2 < best && d2 > fixed::epsilon()) {
+            best = d2;
+            found = true;
+          }
+        }
+      }
+    }
+  }
+  if (!found) return false;
+  // The winner again, for its direction (one sqrt, not one per candidate).
+  const fixed d = fixed::sqrt(best);
+  bool done = false;
+  for_each_near(s, px, py, rings, [&](std::uint32_t k) {
+    if (done) return;
+    const fixed dx = s.x()[k] - px, dy = s.y()[k] - py;
+    if (len2(dx, dy) == best) {
+      ax = dx / d;
+      ay = dy / d;
+      done = true;
+    }
+  });
+  return done;
+}
+
+// One step of the ship: move, shots fly and hit, the bomb, contact, and firing.
+void fly_ship(core::StageContext& ctx, const Controls& controls, fixed side, fixed dt,
+              const Panics& panics) {
+  core::World& w = ctx.world();
+  const core::Input& in = *w.resource<core::Input>();
+  const swarm::Swarm<fixed>& s = *w.resource<SwarmState>()->swarm;
+  Ship& ship = w.storage<Ship>()->data()[0];
+  const std::span<Shot> shots = w.storage<Shot>()->data();
+  const std::span<Enemy> enemies = w.storage<Enemy>()->data();
+
+  const auto respawn = [&](std::uint32_t agent) {
+    Enemy& e = enemies[agent];
+    edge_point(side, ship.respawns++ * 2654435761u, e.x, e.y);
+    e.vx = e.vy = fixed{};
+  };
+  const auto kill_within = [&](fixed px, fixed py, fixed radius, bool scores) {
+    const std::int32_t reach = (radius / kCell).floor_to_int() + 1;
+    std::int32_t n = 0;
+    for_each_near(s, px, py, reach, [&](std::uint32_t k) {
+      if (len2(s.x()[k] - px, s.y()[k] - py) >= radius * radius) return;
+      respawn(s.order()[k]);
+      ++n;
+    });
+    if (scores) {
+      ship.kills += n;
+      ship.score += 10 * n;
+    }
+  };
+
+  fixed mx = fixed::from_int(static_cast<std::int32_t>(in.axis(controls.right, controls.left)));
+  fixed my = fixed::from_int(static_cast<std::int32_t>(in.axis(controls.down, controls.up)));
+  if (mx != fixed{} && my != fixed{}) {  // diagonal: unit length
+    mx = mx * F(0.70710678);
+    my = my * F(0.70710678);
+  }
+  if (mx != fixed{} || my != fixed{}) {
+    ship.facing_x = mx;
+    ship.facing_y = my;
+  }
+  ship.x = clamp(ship.x + mx * kShipSpeed * dt, kShipRadius, side - kShipRadius);
+  ship.y = clamp(ship.y + my * kShipSpeed * dt, kShipRadius, side - kShipRadius);
+  ship.fire_cooldown = ship.fire_cooldown - dt;
+  ship.bomb_cooldown = ship.bomb_cooldown - dt;
+  ship.invulnerable = ship.invulnerable - dt;
+
+  const fixed shot_reach = kEnemyRadius + kShotRadius;
+  for (Shot& shot : shots) {
+    if (shot.life <= fixed{}) continue;
+    shot.x = shot.x + shot.vx * dt;
+    shot.y = shot.y + shot.vy * dt;
+    shot.life = shot.life - dt;
+    const bool outside = shot.x < fixed{} || shot.y < fixed{} || shot.x >= side || shot.y >= side;
+    if (shot.life <= fixed{} || outside) {
+      shot.life = fixed{};
+      continue;
+    }
+    std::uint32_t hit = ~0u;
+    for_each_near(s, shot.x, shot.y, 1, [&](std::uint32_t k) {
+      if (hit == ~0u && len2(s.x()[k] - shot.x, s.y()[k] - shot.y) < shot_reach * shot_reach)
+        hit = k;
+    });
+    if (hit == ~0u) continue;
+    respawn(s.order()[hit]);
+    ++ship.kills;
+    ship.score += 10;
+    shot.life = fixed{};
+  }
+
+  if (in.pressed(controls.bomb) && ship.bomb_cooldown <= fixed{}) {
+    kill_within(ship.x, ship.y, kBombRadius, true);
+    ship.bomb_cooldown = kBombInterval;
+    ++ship.bombs;
+  }
+
+  if (ship.invulnerable <= fixed{}) {
+    const fixed reach = kEnemyRadius + kShipRadius;
+    bool touched = false;
+    for_each_near(s, ship.x, ship.y, 1, [&](std::uint32_t k) {
+      touched = touched || len2(s.x()[k] - ship.x, s.y()[k] - ship.y) < reach * reach;
+    });
+    if (touched) {
+      kill_within(ship.x, ship.y, kClearRadius, false);
+      ship.invulnerable = kInvulnerable;
+      ++ship.lives_lost;
+      if (--ship.lives == 0) {
+        ship.best = std::max(ship.best, ship.score);
+        ship.score = 0;
+        ship.lives = 3;
+        ++ship.rounds;
+      }
+    }
+  }
+
+  if (ship.fire_cooldown <= fixed{}) {
+    fixed ax = ship.facing_x, ay = ship.facing_y;
+    nearest_direction(s, ship.x, ship.y, ax, ay);
+    bool fired = false;
+    for (Shot& shot : shots) {
+      if (shot.life > fixed{}) continue;
+      shot = Shot{ship.x + ax * kShipRadius, ship.y + ay * kShipRadius, ax * kShotSpeed,
+                  ay * kShotSpeed, kShotLife};
+      ship.fire_cooldown = kFireInterval;
+      ++ship.shots_fired;
+      fired = true;
+      break;
+    }
+    if (!fired) panics.game->panic("no free shot");
+  }
+}
+
+void build_game(core::Engine& engine, core::MemoryBudget& budget, const Controls& controls,
+                std::uint32_t enemies, const Panics& panics) {
+  core::World& world = engine.world();
+  const fixed side = field_side(enemies);
+  // One step in fixed point, from the engine's step in nanoseconds (integers only).
+  const fixed dt = fixed::from_raw(static_cast<std::int32_t>(
+      (engine.config().fixed_step_ns * fixed::kOneRaw + core::kNsPerSecond / 2) /
+      core::kNsPerSecond));
+  {
+    core::BudgetScope scope(budget.arena("ecs"));
+    world.register_component<Enemy>("enemy");
+    world.register_component<Ship>("ship");
+    world.register_component<Shot>("shot");
+  }
+  {
+    core::BudgetScope scope(budget.arena("swarm"));
+    SwarmState& state = world.set_resource<SwarmState>();
+    swarm::Config<fixed> cfg;
+    cfg.max_agents = enemies;
+    cfg.max_x = cfg.max_y = side;
+    cfg.cell_size = cfg.radius = kCell;
+    // The stable worst case: a crowded cell costs at most this many candidates an enemy.
+    cfg.max_neighbours = 6;
+    cfg.max_candidates = 16;
+    cfg.max_chunks = 1;  // one participant: one chunk, one radix scratch
+    cfg.min_chunk_agents = 1u << 30;
+    cfg.boundary = swarm::Boundary::Clamp;
+    state.swarm = std::make_unique<swarm::Swarm<fixed>>(cfg);
+    if (!state.swarm->valid()) {
+      std::fprintf(stderr, "swarm_tiny: swarm config: %s\n", state.swarm->error());
+      std::exit(2);
+    }
+    state.next_x.resize(enemies);
+    state.next_y.resize(enemies);
+    state.next_vx.resize(enemies);
+    state.next_vy.resize(enemies);
+  }
+  {
+    core::BudgetScope scope(budget.arena("ecs"));
+    const fixed centre = side / fixed::from_int(2);
+    world.add<Ship>(world.create(), Ship{.x = centre, .y = centre});
+    for (std::uint32_t i = 0; i < kShots; ++i) world.add<Shot>(world.create());
+    for (std::uint32_t i = 0; i < enemies; ++i) {
+      fixed x, y;
+      for (std::uint32_t attempt = 0;; ++attempt) {
+        const std::uint32_t seed = i * 16 + attempt;
+        x = hash01(seed * 2 + 1) * side;
+        y = hash01(seed * 2 + 2) * side;
+        if (len2(x - centre, y - centre) > fixed::from_int(48 * 48) || attempt == 15) break;
+      }
+      world.add<Enemy>(world.create(), Enemy{x, y, fixed{}, fixed{}});
+    }
+  }
+
+  core::BudgetScope scope(budget.arena("engine"));  // the stages and their closures
+  engine.add_stage(
+      {.name = "swarm_index",
+       .access = core::Access{}.read<Enemy>().write<SwarmState>(),
+       .run = [](core::StageContext& ctx) {
+         SwarmState& st = *ctx.world().resource<SwarmState>();
+         const std::span<const Enemy> a = ctx.world().storage<Enemy>()->data();
+         const bool built = st.swarm->build(
+             ctx.jobs(), ctx.split(), static_cast<std::uint32_t>(a.size()),
+             [a](std::uint32_t i) {
+               return swarm::Agent<fixed>{a[i].x, a[i].y, a[i].vx, a[i].vy, kEnemyRadius};
+             },
+             ctx.tag());
+         SPINDLE_ASSERT(built, "swarm: sized for every enemy");
+       }});
+  engine.add_stage({.name = "swarm_steer",
+                    .access = core::Access{}.read<Ship>().write<SwarmState>(),
+                    .after = {"swarm_index"},
+                    .run = [side, dt, panics](core::StageContext& ctx) {
+                      SwarmState& st = *ctx.world().resource<SwarmState>();
+                      swarm::Swarm<fixed>& s = *st.swarm;
+                      s.find_neighbours(ctx.jobs(), ctx.split(), ctx.tag());
+                      if (s.stats().candidate_capped > 0) panics.swarm->panic();
+                      s.resolve_overlaps(ctx.jobs(), ctx.split(), F(0.8), ctx.tag());
+                      const Ship& ship = ctx.world().storage<Ship>()->data()[0];
+                      const fixed hi = side - fixed::epsilon();
+                      const fixed lo{};
+                      for (std::uint32_t k = 0; k < s.count(); ++k) {
+                        const fixed tx = ship.x - s.x()[k], ty = ship.y - s.y()[k];
+                        const fixed d = fixed::sqrt(len2(tx, ty));
+                        fixed wx{}, wy{};
+                        if (d > F(0.01)) {
+                          const fixed scale = kEnemySpeed / d;
+                          wx = tx * scale;
+                          wy = ty * scale;
+                        }
+                        const fixed vx = s.vx()[k] + (wx - s.vx()[k]) * F(0.1);
+                        const fixed vy = s.vy()[k] + (wy - s.vy()[k]) * F(0.1);
+                        st.next_x[k] = clamp(s.x()[k] + vx * dt + s.push_x()[k], lo, hi);
+                        st.next_y[k] = clamp(s.y()[k] + vy * dt + s.push_y()[k], lo, hi);
+                        st.next_vx[k] = vx;
+                        st.next_vy[k] = vy;
+                      }
+                    }});
+  engine.add_system<Enemy>(
+      "swarm_integrate",
+      [](core::StageContext& ctx, core::Entity e, Enemy& a) {
+        const SwarmState& st = *ctx.world().resource<SwarmState>();
+        const std::uint32_t k =
+            st.swarm->rank()[ctx.world().storage<Enemy>()->dense_index(e.index)];
+        a = Enemy{st.next_x[k], st.next_y[k], st.next_vx[k], st.next_vy[k]};
+      },
+      core::Phase::Gameplay, {"swarm_steer"}, core::Access{}.read<SwarmState>());
+  engine.add_stage({.name = "ship",
+                    .access = core::Access{}.read<SwarmState>().write<Ship, Shot, Enemy>(),
+                    .after = {"swarm_integrate"},
+                    .run = [controls, side, dt, panics](core::StageContext& ctx) {
+                      fly_ship(ctx, controls, side, dt, panics);
+                    }});
+}
+
+// The desktop sample's pilot: waits a moment, then flies a square again and again, with a bomb
+// now and then.
+void script_pilot(core::ScriptedInput& pilot, const Controls& c, std::uint64_t frames) {
+  const core::ActionId legs[] = {c.right, c.down, c.left, c.up};
+  std::uint32_t leg = 0;
+  for (std::uint64_t f = 30; f < frames; f += 90, ++leg) pilot.hold(legs[leg % 4], f, f + 89);
+  for (std::uint64_t f = 100; f < frames; f += 150) pilot.hold(c.bomb, f, f);
+}
+
+bool parse_count(const char* text, std::uint64_t lo, std::uint64_t hi, std::uint64_t& out) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (end == text || *end != '\0' || text[0] == '-' || v < lo || v > hi) return false;
+  out = v;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // stdout's buffer comes from here, not from the heap at the first printf after start-up.
+  static char out_buffer[1024];
+  std::setvbuf(stdout, out_buffer, _IOLBF, sizeof out_buffer);
+
+  std::uint64_t frames = 600, enemies = 1000, budget_kib = 2048;
+  for (int i = 1; i < argc; ++i) {
+    const bool has_value = i + 1 < argc;
+    bool ok = has_value;
+    if (std::strcmp(argv[i], "--frames") == 0 && has_value) {
+      ok = parse_count(argv[++i], 3, 1u << 30, frames);
+    } else if (std::strcmp(argv[i], "--enemies") == 0 && has_value) {
+      ok = parse_count(argv[++i], 1, 100000, enemies);
+    } else if (std::strcmp(argv[i], "--budget-kib") == 0 && has_value) {
+      ok = parse_count(argv[++i], 64, 1u << 20, budget_kib);
+    } else {
+      ok = false;
+    }
+    if (!ok) {
+      std::fprintf(stderr,
+                   "swarm_tiny: bad argument '%s'\nusage: spindle_sample_swarm_tiny [--frames "
+                   "3..] [--enemies 1..100000] [--budget-kib 64..]\n",
+                   argv[i]);
+      return 2;
+    }
+  }
+  const auto n = static_cast<std::uint32_t>(enemies);
+
+  // The budget: declared first, so it outlives everything allocated in it. The shares are for
+  // 1,000 enemies in 2 MiB; what is left over stays free (high-water marks show what is used).
+  // The desktop profile's job system and command buffers reserve more (threads, tbb).
+  core::MemoryBudget budget(budget_kib * 1024);
+  const std::size_t kib = 1024;
+  const std::size_t desktop = SPINDLE_HANDHELD ? 1 : 2;
+  budget.add_arena("jobs", 32 * kib * desktop, "jobs over the pool run inline");
+  budget.add_arena("ecs", 256 * kib * desktop, "fewer enemies are placed");
+  budget.add_arena("engine", 48 * kib, "none: sized at start-up");
+  budget.add_arena("swarm", 192 * kib, "a crowded cell: an enemy weighs only 16 candidates");
+  budget.add_arena("game", 16 * kib, "no free shot: the ship holds fire");
+  const Panics panics{budget.arena("swarm"), budget.arena("game")};
+
+  std::unique_ptr<core::Engine> engine;
+  {
+    core::BudgetScope scope(budget.arena("engine"));
+    engine = std::make_unique<core::Engine>(core::EngineConfig{.mode = jobs::Mode::Single,
+                                                               .workers = 1,
+                                                               .pin_workers = false,
+                                                               .jobs_per_worker = 64,
+                                                               .entity_capacity = n + kShots + 8,
+                                                               .adapt_workers = false,
+                                                               .memory = &budget});
+  }
+  Controls controls;
+  core::ScriptedInput pilot;
+  {
+    core::BudgetScope scope(budget.arena("game"));
+    core::Input& input = core::use_input(*engine, 8);
+    controls = Controls{input.add_action("left").value(), input.add_action("right").value(),
+                        input.add_action("up").value(), input.add_action("down").value(),
+                        input.add_action("bomb").value()};
+    script_pilot(pilot, controls, frames);
+    core::set_input_source(*engine, &pilot);
+  }
+  build_game(*engine, budget, controls, n, panics);
+
+  // Start-up ends after two frames (the first builds the stage graph).
+  core::BudgetArena& jobs_arena = *budget.arena("jobs");
+  for (std::uint64_t f = 0; f < frames; ++f) {
+    if (f == 2) budget.seal();
+    engine->frame(engine->config().fixed_step_ns);
+    if (engine->last_frame().job_overflows > 0) jobs_arena.panic();  // ran inline instead
+  }
+
+  const core::World& world = engine->world();
+  const Ship& ship = world.storage<Ship>()->data()[0];
+  const std::size_t placed = world.storage<Enemy>()->data().size();
+  for (const core::BudgetArena& a : budget.arenas()) {
+    std::printf("arena %-7s %7zu of %7zu bytes, %u refusals, %u panics (%s)\n", a.name(),
+                a.high_water(), a.capacity(), a.refusals(), a.panics(), a.panic_mode());
+  }
+  std::printf("budget %zu bytes, %zu used; kills=%d shots=%u bombs=%u lives_lost=%u rounds=%d\n",
+              budget.capacity(), budget.high_water(), ship.kills, ship.shots_fired, ship.bombs,
+              ship.lives_lost, ship.rounds);
+  const core::HeapCount heap = core::heap_after_seal();
+  const std::size_t engine_bytes = budget.high_water() + budget.overflow_bytes();
+  std::printf("engine_bytes=%zu heap_after_init=%zu hash=%016llx\n", engine_bytes, heap.allocations,
+              static_cast<unsigned long long>(world.state_hash()));
+  const bool played = ship.kills > 0 && placed == n;
+  if (!played)
+    std::fprintf(stderr, "swarm_tiny: the game did not play (%d kills, %zu enemies)\n", ship.kills,
+                 placed);
+  if (budget.overflow_bytes() > 0)
+    std::fprintf(stderr, "swarm_tiny: over budget by %zu bytes\n", budget.overflow_bytes());
+  if (heap.allocations > 0)
+    std::fprintf(stderr, "swarm_tiny: %zu heap allocations after start-up\n", heap.allocations);
+  return played && budget.overflow_bytes() == 0 && heap.allocations == 0 ? 0 : 1;
+}
