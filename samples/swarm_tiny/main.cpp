@@ -329,9 +329,9 @@ void build_game(core::Engine& engine, core::MemoryBudget& budget, const Controls
       core::kNsPerSecond));
   {
     core::BudgetScope scope(budget.arena("ecs"));
-    world.register_component<Enemy>("enemy");
-    world.register_component<Ship>("ship");
-    world.register_component<Shot>("shot");
+    world.register_component<Enemy>("enemy", enemies);
+    world.register_component<Ship>("ship", 1);
+    world.register_component<Shot>("shot", kShots);
   }
   {
     core::BudgetScope scope(budget.arena("swarm"));
@@ -486,9 +486,9 @@ int main(int argc, char** argv) {
   // The desktop profile's job system and command buffers reserve more (threads, tbb).
   core::MemoryBudget budget(budget_kib * 1024);
   const std::size_t kib = 1024;
-  const std::size_t desktop = SPINDLE_HANDHELD ? 1 : 2;
-  budget.add_arena("jobs", 32 * kib * desktop, "jobs over the pool run inline");
-  budget.add_arena("ecs", 256 * kib * desktop, "fewer enemies are placed");
+  const bool handheld = SPINDLE_HANDHELD != 0;
+  budget.add_arena("jobs", (handheld ? 32 : 64) * kib, "jobs over the pool run inline");
+  budget.add_arena("ecs", (handheld ? 96 : 384) * kib, "fewer enemies are placed");
   budget.add_arena("engine", 48 * kib, "none: sized at start-up");
   budget.add_arena("swarm", 192 * kib, "a crowded cell: an enemy weighs only 16 candidates");
   budget.add_arena("game", 16 * kib, "no free shot: the ship holds fire");

@@ -240,6 +240,31 @@ TEST(World, ComponentMemoryIsBookedUnderCore) {
   EXPECT_EQ(mem_stats(MemTag::Core).reserved_bytes, before);
 }
 
+TEST(World, ATypeRegisteredWithAReserveTakesRoomForThatManyAndGrowsPastIt) {
+  World world(1000);
+  const std::size_t before = mem_stats(MemTag::Core).reserved_bytes;
+  ComponentStorage<Pos>& few = world.register_component<Pos>("pos", 2);
+  // The entity -> slot table for all 1000, room for 2 components.
+  EXPECT_EQ(mem_stats(MemTag::Core).reserved_bytes - before,
+            1000 * sizeof(std::uint32_t) + 2 * (sizeof(Pos) + sizeof(std::uint32_t)));
+  EXPECT_EQ(&world.register_component<Pos>("again", 500), &few);  // registered: kept as is
+  std::vector<Entity> es;
+  for (int i = 0; i < 5; ++i) {
+    es.push_back(world.create());
+    world.add<Pos>(es.back(), Pos{static_cast<float>(i), 0});
+  }
+  ASSERT_EQ(few.size(), 5u);  // past the reserve: grown, and every one readable
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(world.get<Pos>(es[i])->x, static_cast<float>(i));
+  world.remove<Pos>(es[1]);
+  EXPECT_EQ(few.size(), 4u);
+  EXPECT_EQ(world.get<Pos>(es[4])->x, 4.0f);
+  // 0, or more than the capacity: the world's capacity.
+  const std::size_t before_vel = mem_stats(MemTag::Core).reserved_bytes;
+  world.register_component<Vel>("vel", 5000);
+  EXPECT_EQ(mem_stats(MemTag::Core).reserved_bytes - before_vel,
+            1000 * sizeof(std::uint32_t) + 1000 * (sizeof(Vel) + sizeof(std::uint32_t)));
+}
+
 TEST(World, Resources) {
   World world(4);
   EXPECT_EQ(world.resource<Tag>(), nullptr);

@@ -39,9 +39,10 @@ class ComponentStorageBase {
  public:
   static constexpr std::uint32_t kNone = ~0u;
 
-  ComponentStorageBase(const char* name, TypeId id, std::uint32_t capacity)
+  // `capacity` entity slots; room for `reserve` (<= capacity) components before growing.
+  ComponentStorageBase(const char* name, TypeId id, std::uint32_t capacity, std::uint32_t reserve)
       : name_(name), id_(id), sparse_(capacity, kNone) {
-    dense_.reserve(capacity);
+    dense_.reserve(reserve);
   }
   virtual ~ComponentStorageBase() = default;
   ComponentStorageBase(const ComponentStorageBase&) = delete;
@@ -95,10 +96,10 @@ std::uint64_t hash_component(const T& value) {
 template <class T>
 class ComponentStorage final : public ComponentStorageBase {
  public:
-  ComponentStorage(const char* name, std::uint32_t capacity)
-      : ComponentStorageBase(name, type_id<T>(), capacity) {
-    data_.reserve(capacity);
-    reserved_ = capacity * (sizeof(T) + 2 * sizeof(std::uint32_t));
+  ComponentStorage(const char* name, std::uint32_t capacity, std::uint32_t reserve)
+      : ComponentStorageBase(name, type_id<T>(), capacity, reserve) {
+    data_.reserve(reserve);
+    reserved_ = capacity * sizeof(std::uint32_t) + reserve * (sizeof(T) + sizeof(std::uint32_t));
     mem_book_reserve(MemTag::Core, reserved_);  // world memory shows in the memory statistics
   }
   ~ComponentStorage() override { mem_book_release(MemTag::Core, reserved_); }

@@ -10,6 +10,7 @@
 //
 //   spindle::core::World world(10'000);              // entity capacity, fixed at start-up
 //   world.register_component<Position>("position");  // optional: add<T> registers on first use
+//   world.register_component<Camera>("camera", 4);   // room for 4 up front, not for 10,000
 //   spindle::core::Entity ship = world.create();
 //   world.add<Position>(ship, Position{0, 0});
 //   world.add<Velocity>(ship, Velocity{1, 0});
@@ -31,8 +32,11 @@
 // apply_commands() are structural: main thread only, with no job running over the world; jobs
 // record them in their CommandBuffer instead.
 //
-// Memory: each registered type reserves capacity x (component + 8 bytes) up front, booked under
-// MemTag::Core (memory.h); steady-state frames allocate nothing. The design (storage choice,
+// Memory: each registered type reserves capacity x 4 bytes (the entity -> slot table) and
+// reserve x (component + 4 bytes) up front, reserve being the world's capacity unless
+// register_component() is told fewer; booked under MemTag::Core (memory.h). Steady-state frames
+// allocate nothing; adding more components of a type than it reserved grows its storage (a heap
+// allocation, and spans of its data() taken before it are stale). The design (storage choice,
 // event delivery, threads, determinism) is explained in docs/ecs.md.
 #pragma once
 
@@ -76,8 +80,11 @@ class World {
   void clear();
 
   // Components.
+  // `reserve`: components of this type that fit without growing (0: the world's capacity). A
+  // type registered already keeps its storage.
   template <class T>
-  ComponentStorage<T>& register_component(const char* name = "component");
+  ComponentStorage<T>& register_component(const char* name = "component",
+                                          std::uint32_t reserve = 0);
   template <class T>
   ComponentStorage<T>* storage() {
     return static_cast<ComponentStorage<T>*>(storages_[type_id<T>()].get());
@@ -240,10 +247,11 @@ class World {
 };
 
 template <class T>
-ComponentStorage<T>& World::register_component(const char* name) {
+ComponentStorage<T>& World::register_component(const char* name, std::uint32_t reserve) {
   auto& slot = storages_[type_id<T>()];
   if (!slot) {
-    slot = std::make_unique<ComponentStorage<T>>(name, capacity());
+    const std::uint32_t room = reserve == 0 || reserve > capacity() ? capacity() : reserve;
+    slot = std::make_unique<ComponentStorage<T>>(name, capacity(), room);
     registered_.push_back(slot.get());
   }
   return static_cast<ComponentStorage<T>&>(*slot);
