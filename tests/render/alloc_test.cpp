@@ -9,6 +9,7 @@
 #include "spindle/algorithms/radix_sort.h"
 #include "spindle/gameplay/transform.h"
 #include "spindle/render/draw_list.h"
+#include "spindle/render/ot_renderer.h"
 #include "spindle/render/render_plugin.h"
 #include "test_util.h"
 
@@ -110,6 +111,40 @@ TEST_P(Allocations, SteadyStateEngineFrameWithRenderingAllocatesNothing) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, Allocations, ::testing::ValuesIn(test::own_modes()),
                          test::mode_name);
+
+// The tiny profile's renderer: frames of meshes and textured sprites, with its caches reloading
+// (more meshes than slots) and both panic modes firing, allocate nothing after construction.
+TEST(OtAllocations, SteadyFramesAllocateNothing) {
+  SPINDLE_REQUIRE_ALLOCATION_COUNTING();
+  OtConfig config;
+  config.mesh_slots = 2;
+  config.texture_slots = 1;
+  config.max_primitives = 64;
+  OtRenderer r(config);
+  const core::fixed one = core::fixed::one();
+  const FixedVec3 tri[3] = {{-one, {}, {}}, {one, {}, {}}, {{}, -one, {}}};
+  const std::uint16_t idx[3] = {0, 1, 2};
+  const std::uint16_t col[1] = {rgb555(255, 0, 0)};
+  const std::uint16_t texels[4] = {rgb555(0, 255, 0), 0, 0, rgb555(0, 255, 0)};
+  std::vector<OtMeshId> meshes;
+  for (int i = 0; i < 4; ++i) meshes.push_back(r.add_mesh({tri, idx, col, false}).value());
+  const OtTextureId a = r.add_texture({2, 2, texels}).value();
+  const OtTextureId b = r.add_texture({2, 2, texels}).value();
+  const long before = ::spindle::test::heap_allocations();
+  for (int frame = 0; frame < 10; ++frame) {
+    r.begin_frame();
+    for (int i = 0; i < 100; ++i) {
+      const core::fixed x = core::fixed::from_int(i % 20 - 10), z = core::fixed::from_int(20 + i);
+      r.draw(meshes[i % 4], FixedTransform::translation({x, {}, z}));
+      r.draw_sprite({x, one, z}, one, i % 2 ? a : b);
+    }
+    r.rasterize();
+  }
+  EXPECT_EQ(::spindle::test::heap_allocations() - before, 0);
+  EXPECT_GT(r.stats().dropped_far, 0u);
+  EXPECT_GT(r.stats().flat_sprites, 0u);
+  EXPECT_GT(r.mesh_cache().evictions, 0u);
+}
 
 }  // namespace
 }  // namespace spindle::render

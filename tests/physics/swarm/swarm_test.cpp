@@ -503,5 +503,50 @@ TEST(Swarm, DoubleScalarGivesTheSameNeighbours) {
   EXPECT_GT(with_neighbours, 900u);
 }
 
+// CellOrder::Rows lists a row's cells as one range; the lists, and so every output per agent,
+// are those of Morton order, at both boundaries and any chunk count, with the caps biting.
+TEST(Swarm, RowOrderGivesEveryAgentWhatMortonOrderGives) {
+  const Agents a = test::random_agents(3000, 0.0f, 40.0f, 17, true);
+  jobs::JobSystem js(test::config_for(jobs::Mode::Static, 2));
+  for (const Boundary boundary : {Boundary::Clamp, Boundary::Wrap}) {
+    Config<float> c;
+    c.max_agents = 3000;
+    c.max_x = c.max_y = 40.0f;
+    c.max_neighbours = 7;
+    c.max_candidates = 24;
+    c.min_chunk_agents = 64;
+    c.boundary = boundary;
+    Swarm<float> morton(c);
+    c.cell_order = CellOrder::Rows;
+    Swarm<float> rows(c);
+    ASSERT_TRUE(morton.valid() && rows.valid()) << rows.error();
+    EXPECT_EQ(rows.morton_range(), rows.cells_x() * rows.cells_y());
+    for (const std::uint32_t chunks : {1u, 5u}) {
+      for (Swarm<float>* s : {&morton, &rows}) {
+        ASSERT_TRUE(s->build(js, chunks, a.spans()));
+        s->find_neighbours(js, chunks);
+        s->resolve_overlaps(js, chunks, 0.5f);
+      }
+      test::expect_same_per_agent(morton, rows);
+      EXPECT_GT(rows.stats().candidate_capped, 0u);  // the cap was reached: lists were cut
+      // A cell's range is its agents either way.
+      for (std::uint32_t y = 0; y < rows.cells_y(); y += 7) {
+        for (std::uint32_t x = 0; x < rows.cells_x(); x += 5) {
+          const auto [mb, me] = morton.cell_range({x, y});
+          const auto [rb, re] = rows.cell_range({x, y});
+          ASSERT_EQ(me - mb, re - rb);
+          for (std::uint32_t i = 0; i < me - mb; ++i)
+            ASSERT_EQ(morton.order()[mb + i], rows.order()[rb + i]);
+        }
+      }
+      // And so does a query around a point.
+      std::uint32_t qa[7], qb[7];
+      const std::uint32_t n = morton.query(20.5f, 3.25f, qa);
+      ASSERT_EQ(rows.query(20.5f, 3.25f, qb), n);
+      for (std::uint32_t i = 0; i < n; ++i) EXPECT_EQ(morton.order()[qa[i]], rows.order()[qb[i]]);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace spindle::swarm

@@ -98,4 +98,31 @@ std::uint64_t frame_hash(const Swarm<S>& s) {
   return fnv(h, &st, sizeof st);
 }
 
+// Two swarms built from the same agents, one per CellOrder (or any two configurations that must
+// agree): every agent, by its own index, has the same neighbours (as agent indices, in the same
+// order), pushes and flock sums, bit for bit. Sorted positions differ; what they refer to does
+// not.
+template <class S>
+void expect_same_per_agent(const Swarm<S>& a, const Swarm<S>& b) {
+  ASSERT_EQ(a.count(), b.count());
+  std::vector<std::uint32_t> na, nb;
+  for (std::uint32_t agent = 0; agent < a.count(); ++agent) {
+    const std::uint32_t ka = a.rank()[agent], kb = b.rank()[agent];
+    na.clear();
+    nb.clear();
+    for (const std::uint32_t j : a.neighbours(ka)) na.push_back(a.order()[j]);
+    for (const std::uint32_t j : b.neighbours(kb)) nb.push_back(b.order()[j]);
+    ASSERT_EQ(na, nb) << "agent " << agent;
+    ASSERT_EQ(a.push_x()[ka], b.push_x()[kb]) << "agent " << agent;
+    ASSERT_EQ(a.push_y()[ka], b.push_y()[kb]) << "agent " << agent;
+    const FlockSums<S> fa = a.flock(ka), fb = b.flock(kb);
+    ASSERT_EQ(fa.separation_x, fb.separation_x) << "agent " << agent;
+    ASSERT_EQ(fa.separation_y, fb.separation_y) << "agent " << agent;
+    ASSERT_EQ(fa.offset_x, fb.offset_x) << "agent " << agent;
+    ASSERT_EQ(fa.velocity_y, fb.velocity_y) << "agent " << agent;
+  }
+  EXPECT_EQ(a.stats().neighbour_capped, b.stats().neighbour_capped);
+  EXPECT_EQ(a.stats().max_scanned, b.stats().max_scanned);
+}
+
 }  // namespace spindle::swarm::test

@@ -64,6 +64,8 @@ struct FloatScalarTraits {
     return static_cast<std::int32_t>(std::floor(v));
   }
   static F sqrt(F v) { return std::sqrt(v); }
+  // Whether the offset (dx, dy) lies within the radius whose square is r2.
+  static bool within(F dx, F dy, F r2) { return dx * dx + dy * dy <= r2; }
 };
 template <>
 struct ScalarTraits<float> : FloatScalarTraits<float> {};
@@ -79,12 +81,26 @@ struct ScalarTraits<core::fixed> {
     return std::clamp(v.floor_to_int(), lo, hi);
   }
   static core::fixed sqrt(core::fixed v) { return core::fixed::sqrt(v); }
+  // Exact: the squares in 64 bits, not rounded to Q20.12 each (and cheaper). The offsets of
+  // candidates are at most two cells, far from overflowing.
+  static bool within(core::fixed dx, core::fixed dy, core::fixed r2) {
+    return std::int64_t{dx.raw()} * dx.raw() + std::int64_t{dy.raw()} * dy.raw() <=
+           (std::int64_t{r2.raw()} << core::fixed::kFractionBits);
+  }
 };
 
 enum class Boundary : std::uint8_t { Clamp, Wrap };
 // What resolve_overlaps() pushes apart: circles of radius r, or axis-aligned boxes of half
 // extents (r, half_height).
 enum class Shape : std::uint8_t { Circle, Aabb };
+// How cells are numbered, which is the order agents are sorted in. The results are the same
+// either way (the same neighbours, in the same scan order); only the cost differs.
+enum class CellOrder : std::uint8_t {
+  Morton,  // Z-order: cells close in space are close in memory on both axes (large caches)
+  Rows,    // row after row: the three cells of a scanned row are one range of the sorted
+           // agents, so listing an agent's candidates takes 3 lookups, not 9 (small CPUs, the
+           // tiny-target profile)
+};
 
 template <class S>
 struct Config {
@@ -107,6 +123,7 @@ struct Config {
   std::uint32_t min_chunk_agents = 1024;
   Boundary boundary = Boundary::Clamp;
   Shape shape = Shape::Circle;
+  CellOrder cell_order = CellOrder::Morton;
 };
 
 // What build() reads, in the caller's agent order. x and y are required; the others may be
@@ -207,7 +224,9 @@ class Swarm {
     return {axis_cell(x, config_.min_x, inv_cell_x_, cells_x_),
             axis_cell(y, config_.min_y, inv_cell_y_, cells_y_)};
   }
-  std::uint32_t morton(CellCoord c) const { return spread_x_[c.x] | spread_y_[c.y]; }
+  // The cell's code in the configured order (CellOrder; the name is from when it was only
+  // Morton): agents are sorted by it, and cell_range() looks it up.
+  std::uint32_t morton(CellCoord c) const { return spread_x_[c.x] + spread_y_[c.y]; }
 
   // Builds keys, sorts and indexes `n` agents, src(i) -> Agent<S> for i in [0, n) (called twice
   // per agent, concurrently from several jobs). Jobs are named "swarm_keys", "swarm_index" and
@@ -311,7 +330,7 @@ class Swarm {
       for (std::size_t k = r.begin; k < r.end; ++k) {
         if (keys_[k] != listed_key) {
           listed_key = keys_[k];
-          list_candidates(cell_of(x_[k], y_[k]), list);
+          list_candidates(cell_of_sorted(k), list);
         }
         const auto self = static_cast<std::uint32_t>(k);
         std::uint32_t* row = neighbours_.data() + out;  // out <= k * k_max: room for k_max
@@ -515,11 +534,17 @@ class Swarm {
     if (cells_x_ == 0 || cells_y_ == 0) return "more than 32768 cells along an axis";
     const std::uint32_t bx = bits_for(cells_x_), by = bits_for(cells_y_);
     if (bx + by > kMaxMortonBits) return "the grid's Morton range exceeds 2^24 cells";
+    spread_x_.resize(cells_x_);
+    spread_y_.resize(cells_y_);
+    if (c.cell_order == CellOrder::Rows) {
+      table_size_ = cells_x_ * cells_y_;  // < 2^24, checked above
+      for (std::uint32_t i = 0; i < cells_x_; ++i) spread_x_[i] = i;
+      for (std::uint32_t i = 0; i < cells_y_; ++i) spread_y_[i] = i * cells_x_;
+      return finish_sizing();
+    }
     table_size_ = 1u << (bx + by);
     // Low bits of both axes interleaved (x even, y odd), the longer axis' extra bits on top.
     const std::uint32_t low = std::min(bx, by);
-    spread_x_.resize(cells_x_);
-    spread_y_.resize(cells_y_);
     auto spread = [low](std::uint32_t v, std::uint32_t odd) {
       std::uint32_t out = 0;
       for (std::uint32_t b = 0; b < 16; ++b) {
@@ -530,6 +555,11 @@ class Swarm {
     };
     for (std::uint32_t i = 0; i < cells_x_; ++i) spread_x_[i] = spread(i, 0);
     for (std::uint32_t i = 0; i < cells_y_; ++i) spread_y_[i] = spread(i, 1);
+    return finish_sizing();
+  }
+
+  const char* finish_sizing() {
+    const Config<S>& c = config_;
     const bool wrap = c.boundary == Boundary::Wrap;
     // Wrap stretches cells to tile the torus; Clamp keeps the asked size.
     inv_cell_x_ = wrap ? Traits::from_int(static_cast<std::int32_t>(cells_x_)) / extent_x_
@@ -584,10 +614,47 @@ class Swarm {
   // of up to kListBlock agents is one fixed-size store, so the distance tests that follow run
   // as one loop of known length rather than nine loops of 0-4 iterations each (whose exits
   // the branch predictor keeps missing).
+  // The cell of sorted agent k: from its key in row order (no multiply, clamp or wrap).
+  CellCoord cell_of_sorted(std::size_t k) const {
+    if (config_.cell_order == CellOrder::Rows) {
+      const auto key = static_cast<std::uint32_t>(keys_[k]);
+      return {key % cells_x_, key / cells_x_};
+    }
+    return cell_of(x_[k], y_[k]);
+  }
+
   void list_candidates(CellCoord c, CandidateList& list) const {
+    if (config_.cell_order == CellOrder::Rows && config_.boundary == Boundary::Clamp) {
+      // Rows of up to three consecutive cells, each one range of sorted agents.
+      const std::uint32_t x0 = c.x > 0 ? c.x - 1 : 0, x1 = std::min(c.x + 1, cells_x_ - 1);
+      const std::uint32_t y0 = c.y > 0 ? c.y - 1 : 0, y1 = std::min(c.y + 1, cells_y_ - 1);
+      const std::uint32_t* start = cell_start_.data();
+      const std::uint32_t budget = config_.max_candidates;
+      std::uint32_t size = 0;
+      list.truncated = false;
+      for (std::uint32_t y = y0; y <= y1; ++y) {
+        const std::uint32_t row = y * cells_x_;
+        const std::uint32_t b = start[row + x0];
+        const std::uint32_t len = start[row + x1 + 1] - b;
+        const std::uint32_t take = std::min(len, budget - size);
+        for (std::uint32_t t = 0; t < take; ++t) list.index[size + t] = b + t;
+        size += len;
+        if (size >= budget) {
+          list.truncated = size > budget || y < y1;
+          list.size = budget;
+          return;
+        }
+      }
+      list.size = size;
+      return;
+    }
     std::uint32_t cols[3], rows[3];
     const std::uint32_t ncols = axis_scan(c.x, cells_x_, cols);
     const std::uint32_t nrows = axis_scan(c.y, cells_y_, rows);
+    if (config_.cell_order == CellOrder::Rows) {
+      list_rows(cols, ncols, rows, nrows, list);
+      return;
+    }
     std::uint32_t codes[9];
     std::uint32_t ncodes = 0;
     for (std::uint32_t ry = 0; ry < nrows; ++ry)
@@ -621,6 +688,44 @@ class Swarm {
     list.size = size;
   }
 
+  // list_candidates() for CellOrder::Rows with Wrap: the scanned columns of a row are one or two
+  // runs of consecutive cells (two where they cross the edge), each one range of sorted agents. The
+  // list is the same as the cell-by-cell one; `truncated` may also be set when only empty cells
+  // were left past the budget.
+  void list_rows(const std::uint32_t* cols, std::uint32_t ncols, const std::uint32_t* rows,
+                 std::uint32_t nrows, CandidateList& list) const {
+    std::uint32_t run_first[3], run_last[3], runs = 0;
+    for (std::uint32_t i = 0; i < ncols; ++i) {
+      if (runs > 0 && cols[i] == run_last[runs - 1] + 1) {
+        run_last[runs - 1] = cols[i];
+      } else {
+        run_first[runs] = run_last[runs] = cols[i];
+        ++runs;
+      }
+    }
+    const std::uint32_t* start = cell_start_.data();
+    const std::uint32_t budget = config_.max_candidates;
+    std::uint32_t* out = list.index;
+    std::uint32_t size = 0;
+    list.truncated = false;
+    for (std::uint32_t ry = 0; ry < nrows; ++ry) {
+      const std::uint32_t row = spread_y_[rows[ry]];
+      for (std::uint32_t i = 0; i < runs; ++i) {
+        const std::uint32_t b = start[row + run_first[i]];
+        const std::uint32_t len = start[row + run_last[i] + 1] - b;
+        const std::uint32_t take = std::min(len, budget - size);
+        for (std::uint32_t t = 0; t < take; ++t) out[size + t] = b + t;
+        size += len;
+        if (size >= budget) {
+          list.truncated = size > budget || ry * runs + i + 1 < nrows * runs;
+          list.size = budget;
+          return;
+        }
+      }
+    }
+    list.size = size;
+  }
+
   // Keeps, in list order, the listed agents within radius other than `self`: at most k_max,
   // written to row. Returns how many.
   template <bool Wrap>
@@ -637,9 +742,8 @@ class Swarm {
         dx = dx > hx ? dx - ex : (dx < -hx ? dx + ex : dx);
         dy = dy > hy ? dy - ey : (dy < -hy ? dy + ey : dy);
       }
-      const S d2 = dx * dx + dy * dy;
       row[count] = j;  // kept only if counted; count < k_max here
-      count += static_cast<std::uint32_t>((d2 <= r2) & (j != self));
+      count += static_cast<std::uint32_t>(Traits::within(dx, dy, r2) & (j != self));
       if (count == k_max) break;
     }
     return count;
