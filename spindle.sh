@@ -15,7 +15,8 @@
 #                        preset): its tests, then the tiny swarm sample (1,000 enemies), under
 #                        qemu-mipsel; prints CTest's summary and the sample's last line
 #   ./spindle.sh handheld-cost  instructions per frame of the tiny swarm sample (callgrind, the
-#                        handheld-ship preset on this machine), beside the PS1's 1.1 M cycles
+#                        handheld-ship preset on this machine), beside the PS1's 1.1 M cycles, and
+#                        its rasteriser's apart
 #   ./spindle.sh fuzz NAME SECONDS  build the fuzz preset (clang + libFuzzer) and fuzz one parser
 #                        (settings, set_args, input_map, loadtest_cli, png, wav, ogg, gltf, fbx, x,
 #                        replay; `all`: every one, one per core at a time) for SECONDS each; what
@@ -86,25 +87,33 @@ case "${1:-}" in
     ./bootstrap.sh
     build handheld-mipsel
     ctest --preset handheld-mipsel -j "$jobs"
-    echo "tiny swarm sample, 1,000 enemies, under qemu-mipsel:"
-    qemu-mipsel build/handheld-mipsel/samples/spindle_sample_swarm_tiny --enemies 1000 | tail -n 1
+    echo "tiny swarm sample, 1,000 enemies, under qemu-mipsel (its last image, then its last line):"
+    qemu-mipsel build/handheld-mipsel/samples/spindle_sample_swarm_tiny --enemies 1000 | tail -n 2
     ;;
   handheld-cost)
     ./bootstrap.sh
     build handheld-ship spindle_sample_swarm_tiny  # as a game ships: asserts off
     exe=build/handheld-ship/samples/spindle_sample_swarm_tiny
-    # Instructions collected inside Engine::frame in a run of $1 frames.
+    # Instructions collected inside function $1 in a run of $2 frames.
     collected() {
-      valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-        "--toggle-collect=spindle::core::Engine::frame(*" "$exe" --frames "$1" --enemies 1000 \
-        2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+      valgrind --tool=callgrind --callgrind-out-file=/dev/null "--toggle-collect=$1" "$exe" \
+        --frames "$2" --enemies 1000 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
     }
-    short=$(collected 300)
-    long=$(collected 900)
-    # The difference of two lengths: start-up and the first frames cancel out.
-    per_frame=$(((long - short) / 600))
-    echo "tiny swarm, 1,000 enemies: $per_frame instructions per frame (callgrind, frames 301-900," \
-      "asserts off, no rendering); a PS1 frame at 30 FPS: 1,126,666 cycles ($((per_frame * 100 / 1126666))% of it)"
+    # The difference of two lengths: start-up and the first frames cancel out. Engine::frame
+    # holds the simulation, the game and the render stage (transforms, culling, the ordering
+    # table); rasterize() is what the PS1's GPU did, run after each frame.
+    per_frame() {
+      local short long
+      short=$(collected "$1" 300)
+      long=$(collected "$1" 900)
+      echo $(((long - short) / 600))
+    }
+    frame=$(per_frame "spindle::core::Engine::frame(*")
+    raster=$(per_frame "spindle::render::OtRenderer::rasterize(*")
+    echo "tiny swarm, 1,000 enemies, instructions per frame (callgrind, frames 301-900, asserts off):"
+    echo "  outside the rasteriser: $frame (simulation, game, transforms and ordering table);" \
+      "a PS1 frame at 30 FPS: 1,126,666 cycles ($((frame * 100 / 1126666))% of it)"
+    echo "  rasteriser (the PS1 GPU's part): $raster (320x240, RGB555)"
     ;;
   fuzz)
     ./bootstrap.sh

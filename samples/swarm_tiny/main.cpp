@@ -609,7 +609,8 @@ int main(int argc, char** argv) {
   const std::size_t kib = 1024;
   const bool handheld = SPINDLE_HANDHELD != 0;
   budget.add_arena("jobs", (handheld ? 32 : 64) * kib, "jobs over the pool run inline");
-  budget.add_arena("ecs", (handheld ? 96 : 384) * kib, "fewer enemies are placed");
+  budget.add_arena("ecs", (handheld ? 96 : 384) * kib,
+                   "none: sized at start-up (an overflow comes from the heap, reported)");
   budget.add_arena("engine", 48 * kib, "none: sized at start-up");
   budget.add_arena("swarm", 192 * kib, "a crowded cell: an enemy weighs only 16 candidates");
   budget.add_arena("game", 16 * kib, "no free shot: the ship holds fire");

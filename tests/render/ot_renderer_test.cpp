@@ -163,6 +163,9 @@ TEST(OtRenderer, AFullPoolDropsTheFarthestPrimitives) {
   EXPECT_EQ(r.stats().dropped_far, 2u);
   EXPECT_EQ(r.stats().primitives, 4u);
   EXPECT_GE(arena.panics(), 1u);
+  // All of its memory came from the arena, at construction: the framebuffer and the rest.
+  EXPECT_GE(r.footprint(), 320u * 240u * 2u);
+  EXPECT_LE(r.footprint(), arena.high_water());
   for (int k = 0; k < 6; ++k) {
     const int x = 160 + (-50 + 20 * k) * 256 / (100 + 100 * k);  // the tile's centre
     EXPECT_EQ(pixel(r, x, 120) == kRed, k < 4) << "tile " << k;

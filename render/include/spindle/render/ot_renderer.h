@@ -26,8 +26,12 @@
 //   ot.set_camera(spindle::render::look_at(eye, target, up));
 //   ...every frame:
 //   ot.begin_frame();
+//   ot.draw(floor.value(), {}, spindle::render::OtRenderer::Order::Backdrop);  // under the rest
 //   ot.draw(mesh.value(), spindle::render::FixedTransform::translation({x, y, z}));
 //   ot.draw_sprite({x, y, z}, fixed::from_int(2), tex.value());
+//   ot.draw_sprites(n, fixed::from_int(2), tex.value(), 0, [&](std::uint32_t i) {
+//     return spindle::render::FixedVec3{enemy[i].x, fixed::one(), enemy[i].y};
+//   });
 //   ot.rasterize();                 // the GPU's part: counted apart from the rest
 //   ot.framebuffer();               // RGB555, width x height; to_image() for a PNG
 //
@@ -92,7 +96,8 @@ struct OtMeshDesc {
   std::span<const std::uint16_t> colors;
   bool cull_back = true;
 };
-// A sprite texture in the caller's memory: RGB555 texels, row after row; texel 0 is transparent.
+// A sprite texture in the caller's memory: RGB555 texels, row after row. A texel of 0 is
+// transparent; opaque black is 0x8000 (bit 15, the PS1's STP bit, is ignored when shown).
 struct OtTextureDesc {
   int width = 0;
   int height = 0;
@@ -179,7 +184,7 @@ class OtRenderer {
 
   struct Stats {
     std::uint64_t frames = 0;
-    std::uint32_t draws = 0;             // draw() and draw_sprite() calls this frame
+    std::uint32_t draws = 0;             // meshes and sprites asked for this frame
     std::uint32_t culled_objects = 0;    // draws rejected whole (view, distance)
     std::uint32_t triangles_in = 0;      // of the meshes drawn
     std::uint32_t culled_triangles = 0;  // back faces, near plane, guard band, no pixel
