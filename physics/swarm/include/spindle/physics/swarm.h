@@ -624,37 +624,13 @@ class Swarm {
   }
 
   void list_candidates(CellCoord c, CandidateList& list) const {
-    if (config_.cell_order == CellOrder::Rows && config_.boundary == Boundary::Clamp) {
-      // Rows of up to three consecutive cells, each one range of sorted agents.
-      const std::uint32_t x0 = c.x > 0 ? c.x - 1 : 0, x1 = std::min(c.x + 1, cells_x_ - 1);
-      const std::uint32_t y0 = c.y > 0 ? c.y - 1 : 0, y1 = std::min(c.y + 1, cells_y_ - 1);
-      const std::uint32_t* start = cell_start_.data();
-      const std::uint32_t budget = config_.max_candidates;
-      std::uint32_t size = 0;
-      list.truncated = false;
-      for (std::uint32_t y = y0; y <= y1; ++y) {
-        const std::uint32_t row = y * cells_x_;
-        const std::uint32_t b = start[row + x0];
-        const std::uint32_t len = start[row + x1 + 1] - b;
-        const std::uint32_t take = std::min(len, budget - size);
-        for (std::uint32_t t = 0; t < take; ++t) list.index[size + t] = b + t;
-        size += len;
-        if (size >= budget) {
-          list.truncated = size > budget || y < y1;
-          list.size = budget;
-          return;
-        }
-      }
-      list.size = size;
+    if (config_.cell_order == CellOrder::Rows) {
+      list_rows(c, list);
       return;
     }
     std::uint32_t cols[3], rows[3];
     const std::uint32_t ncols = axis_scan(c.x, cells_x_, cols);
     const std::uint32_t nrows = axis_scan(c.y, cells_y_, rows);
-    if (config_.cell_order == CellOrder::Rows) {
-      list_rows(cols, ncols, rows, nrows, list);
-      return;
-    }
     std::uint32_t codes[9];
     std::uint32_t ncodes = 0;
     for (std::uint32_t ry = 0; ry < nrows; ++ry)
@@ -688,38 +664,52 @@ class Swarm {
     list.size = size;
   }
 
-  // list_candidates() for CellOrder::Rows with Wrap: the scanned columns of a row are one or two
-  // runs of consecutive cells (two where they cross the edge), each one range of sorted agents. The
-  // list is the same as the cell-by-cell one; `truncated` may also be set when only empty cells
-  // were left past the budget.
-  void list_rows(const std::uint32_t* cols, std::uint32_t ncols, const std::uint32_t* rows,
-                 std::uint32_t nrows, CandidateList& list) const {
-    std::uint32_t run_first[3], run_last[3], runs = 0;
-    for (std::uint32_t i = 0; i < ncols; ++i) {
-      if (runs > 0 && cols[i] == run_last[runs - 1] + 1) {
-        run_last[runs - 1] = cols[i];
-      } else {
-        run_first[runs] = run_last[runs] = cols[i];
-        ++runs;
-      }
-    }
+  // list_candidates() for CellOrder::Rows: the scanned columns of a row are one run of
+  // consecutive cells (two where Wrap crosses the edge), each one range of sorted agents, so a
+  // list takes 3 lookups, not 9. The list is the cell-by-cell one; `truncated` may be left unset
+  // where only empty cells of the same row were left past the budget.
+  void list_rows(CellCoord c, CandidateList& list) const {
     const std::uint32_t* start = cell_start_.data();
     const std::uint32_t budget = config_.max_candidates;
-    std::uint32_t* out = list.index;
     std::uint32_t size = 0;
     list.truncated = false;
-    for (std::uint32_t ry = 0; ry < nrows; ++ry) {
-      const std::uint32_t row = spread_y_[rows[ry]];
-      for (std::uint32_t i = 0; i < runs; ++i) {
-        const std::uint32_t b = start[row + run_first[i]];
-        const std::uint32_t len = start[row + run_last[i] + 1] - b;
-        const std::uint32_t take = std::min(len, budget - size);
-        for (std::uint32_t t = 0; t < take; ++t) out[size + t] = b + t;
-        size += len;
-        if (size >= budget) {
-          list.truncated = size > budget || ry * runs + i + 1 < nrows * runs;
-          list.size = budget;
+    list.size = budget;  // unless every range fits
+    // Appends cells [first, last] of the row starting at code `row`; true once the budget is met.
+    const auto append = [&](std::uint32_t row, std::uint32_t first, std::uint32_t last) {
+      const std::uint32_t b = start[row + first];
+      const std::uint32_t len = start[row + last + 1] - b;
+      const std::uint32_t take = std::min(len, budget - size);
+      for (std::uint32_t t = 0; t < take; ++t) list.index[size + t] = b + t;
+      size += len;
+      return size >= budget;
+    };
+    if (config_.boundary == Boundary::Clamp) {  // one run a row, no scan tables
+      const std::uint32_t x0 = c.x > 0 ? c.x - 1 : 0, x1 = std::min(c.x + 1, cells_x_ - 1);
+      const std::uint32_t y1 = std::min(c.y + 1, cells_y_ - 1);
+      for (std::uint32_t y = c.y > 0 ? c.y - 1 : 0; y <= y1; ++y) {
+        if (append(y * cells_x_, x0, x1)) {
+          list.truncated = size > budget || y < y1;
           return;
+        }
+      }
+    } else {
+      std::uint32_t cols[3], rows[3], run_first[2], run_last[2], runs = 0;
+      const std::uint32_t ncols = axis_scan(c.x, cells_x_, cols);
+      const std::uint32_t nrows = axis_scan(c.y, cells_y_, rows);
+      for (std::uint32_t i = 0; i < ncols; ++i) {
+        if (runs > 0 && cols[i] == run_last[runs - 1] + 1) {
+          run_last[runs - 1] = cols[i];
+        } else {
+          run_first[runs] = run_last[runs] = cols[i];
+          ++runs;
+        }
+      }
+      for (std::uint32_t ry = 0; ry < nrows; ++ry) {
+        for (std::uint32_t i = 0; i < runs; ++i) {
+          if (append(spread_y_[rows[ry]], run_first[i], run_last[i])) {
+            list.truncated = size > budget || ry * runs + i + 1 < nrows * runs;
+            return;
+          }
         }
       }
     }
