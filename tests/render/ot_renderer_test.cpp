@@ -238,6 +238,18 @@ TEST(OtRenderer, MeshesThroughACacheSmallerThanTheScene) {
   EXPECT_EQ(small.panics, 0u);
 }
 
+// A user who draws before ever calling begin_frame() gets the frame drawn all the same.
+TEST(OtRenderer, DrawsBeforeTheFirstBeginFrame) {
+  OtRenderer r(plain_config());
+  std::vector<std::uint16_t> texels(16, kGreen);
+  const auto tex = r.add_texture({4, 4, texels});
+  ASSERT_TRUE(tex);
+  EXPECT_TRUE(r.draw_sprite(V(0, 0, 256), F(16), tex.value()));
+  r.rasterize();
+  EXPECT_EQ(count_pixels(r, kGreen), 256u);
+  EXPECT_EQ(r.texture_cache().misses, 1u);
+}
+
 TEST(OtRenderer, RegistrationErrorsNameTheProblem) {
   OtConfig c = plain_config();
   c.mesh_slot_bytes = 256;

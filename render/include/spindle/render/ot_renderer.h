@@ -76,7 +76,7 @@ struct FixedTransform {
 FixedTransform operator*(const FixedTransform& a, const FixedTransform& b);  // a after b
 FixedVec3 apply(const FixedTransform& m, FixedVec3 p);
 // The view transform of a camera at `eye` looking at `target`, `up` roughly up (y up in the
-// world). Directions are normalised with fixed::sqrt.
+// world; not along the view direction). Directions are normalised with fixed::sqrt.
 FixedTransform look_at(FixedVec3 eye, FixedVec3 target, FixedVec3 up);
 
 // RGB555 as the PS1 stored it: 5 bits each, red lowest.
@@ -315,7 +315,9 @@ class OtRenderer {
   std::uint64_t ot_mul_ = 0;   // bucket = ((z - near) * ot_mul_) >> 32, z raw
   std::uint64_t ot_mul3_ = 0;  // the same from the sum of three z
   std::uint64_t fog_mul_ = 0;  // fog level (0..32) = ((z - fog_start) * fog_mul_) >> 32
-  std::uint32_t frame_ = 0;
+  // Textures record the frame they were locked in (0: never); starting at 1, a frame drawn
+  // before any begin_frame() finds none locked.
+  std::uint32_t frame_ = 1;
   Stats stats_{};
   bool logged_ = false;
 };
