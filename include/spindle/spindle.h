@@ -37,6 +37,7 @@
 #include <spindle/render/draw_list.h>
 #include <spindle/render/image.h>
 #include <spindle/render/mesh.h>
+#include <spindle/render/ot_renderer.h>
 #include <spindle/render/render_plugin.h>
 #include <spindle/render/renderer.h>
 #include <spindle/render/texture.h>
