@@ -1,6 +1,7 @@
 #include <spindle/render/ot_renderer.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <new>
 
@@ -134,15 +135,17 @@ struct OtRenderer::Projected {
 
 namespace {
 
-// A mesh in its cache slot: counts, then positions, then triangles (three indices and a colour).
+// A mesh in its cache slot: counts, positions, triangles (three indices and a colour), then
+// with a texture its (u, v) pairs.
 struct PackedMesh {
   std::uint32_t vertices;
   std::uint32_t triangles;
   bool cull_back;
+  bool textured;
 };
-std::size_t packed_mesh_bytes(std::size_t vertices, std::size_t triangles) {
+std::size_t packed_mesh_bytes(std::size_t vertices, std::size_t triangles, bool textured) {
   return round_up(sizeof(PackedMesh), 16) + vertices * sizeof(FixedVec3) +
-         triangles * 4 * sizeof(std::uint16_t);
+         triangles * 4 * sizeof(std::uint16_t) + (textured ? 2 * vertices : 0);
 }
 
 struct PackedTexture {
@@ -160,7 +163,9 @@ core::CacheConfig texture_cache_config(const OtConfig& c) {
   return {.name = "ot textures",
           .slots = c.texture_slots,
           .slot_bytes = c.texture_slot_bytes,
-          .panic_mode = "the sprite is drawn as a flat tile of its texture's mean colour"};
+          .panic_mode =
+              "sprites drawn as flat tiles of their texture's mean colour, meshes "
+              "with their flat colours"};
 }
 
 const char* check_config(const OtConfig& c) {
@@ -278,7 +283,22 @@ core::Result<OtMeshId> OtRenderer::add_mesh(const OtMeshDesc& desc) {
                                  std::to_string(desc.indices[i]) + ", past the " +
                                  std::to_string(v) + " vertices");
   }
-  const std::size_t bytes = packed_mesh_bytes(v, n / 3);
+  const bool textured = desc.texture != kNoOtTexture;
+  if (textured) {
+    if (desc.texture >= texture_count_)
+      return core::Status::error("OtRenderer::add_mesh: texture " + std::to_string(desc.texture) +
+                                 " is not registered (add_texture() first)");
+    const OtTextureDesc& t = textures_[desc.texture].desc;
+    if ((t.width & (t.width - 1)) != 0 || (t.height & (t.height - 1)) != 0)
+      return core::Status::error("OtRenderer::add_mesh: texture " + std::to_string(desc.texture) +
+                                 " is " + std::to_string(t.width) + "x" + std::to_string(t.height) +
+                                 "; a mesh's texture has power-of-two sides (it wraps)");
+    if (desc.uvs.size() != 2 * v)
+      return core::Status::error("OtRenderer::add_mesh: " + std::to_string(desc.uvs.size()) +
+                                 " texel coordinates for " + std::to_string(v) +
+                                 " vertices (a u and a v each)");
+  }
+  const std::size_t bytes = packed_mesh_bytes(v, n / 3, textured);
   if (bytes > mesh_cache_.config().slot_bytes)
     return core::Status::error(
         "OtRenderer::add_mesh: " + std::to_string(bytes) + " bytes do not fit a cache slot of " +
@@ -407,8 +427,9 @@ bool OtRenderer::draw(OtMeshId id, const FixedTransform& model, Order order) {
     if (out.size() < source.bytes) return std::size_t{0};
     auto* head = reinterpret_cast<PackedMesh*>(out.data());
     const std::size_t v = source.desc.positions.size(), t = source.desc.indices.size() / 3;
+    const bool textured = source.desc.texture != kNoOtTexture;
     *head = PackedMesh{static_cast<std::uint32_t>(v), static_cast<std::uint32_t>(t),
-                       source.desc.cull_back};
+                       source.desc.cull_back, textured};
     std::byte* at = out.data() + round_up(sizeof(PackedMesh), 16);
     std::memcpy(at, source.desc.positions.data(), v * sizeof(FixedVec3));
     auto* tris = reinterpret_cast<std::uint16_t*>(at + v * sizeof(FixedVec3));
@@ -416,6 +437,7 @@ bool OtRenderer::draw(OtMeshId id, const FixedTransform& model, Order order) {
       std::memcpy(tris + 4 * i, source.desc.indices.data() + 3 * i, 3 * sizeof(std::uint16_t));
       tris[4 * i + 3] = source.desc.colors[i];
     }
+    if (textured) std::memcpy(tris + 4 * t, source.desc.uvs.data(), 2 * v);
     return source.bytes;
   });
   if (entry == nullptr) {
@@ -427,6 +449,14 @@ bool OtRenderer::draw(OtMeshId id, const FixedTransform& model, Order order) {
   const auto* positions =
       reinterpret_cast<const FixedVec3*>(data + round_up(sizeof(PackedMesh), 16));
   const auto* tris = reinterpret_cast<const std::uint16_t*>(positions + head.vertices);
+  const auto* uvs = reinterpret_cast<const std::uint8_t*>(tris + 4 * head.triangles);
+  // A textured mesh locks its texture for the frame; without a free slot (the panic mode) its
+  // triangles are drawn with their flat colours.
+  int texture = -1;
+  if (head.textured) {
+    texture = lock_texture(source.desc.texture);
+    if (texture < 0) panic("texture cache full of this frame's textures: meshes are drawn flat");
+  }
 
   // The GTE's RTPS for every vertex: rotate, translate, project with one division.
   const std::int32_t near = config_.near_z.raw();
@@ -496,6 +526,20 @@ bool OtRenderer::draw(OtMeshId id, const FixedTransform& model, Order order) {
     p->color = fogged(tri[3], static_cast<std::int32_t>(z_sum / 3));
     p->kind = PrimKind::Triangle;
     p->texture = 0;
+    if (head.textured) {
+      if (texture < 0) {
+        ++stats_.drawn_flat;
+        continue;
+      }
+      p->kind = PrimKind::TexturedTriangle;
+      p->texture = static_cast<std::uint8_t>(texture);
+      const std::uint16_t order[3] = {tri[0], area < 0 ? tri[2] : tri[1],
+                                      area < 0 ? tri[1] : tri[2]};
+      for (int k = 0; k < 3; ++k) {
+        p->u[k] = uvs[2 * order[k]];
+        p->v[k] = uvs[2 * order[k] + 1];
+      }
+    }
   }
   stats_.primitives = prim_count_;
   return queued > 0;
@@ -523,31 +567,36 @@ OtRenderer::SpriteBatch OtRenderer::begin_sprites(fixed size, OtTextureId textur
   b.half_height16 = half_height16_;
   b.ot_mul = ot_mul_;
   if (texture == kNoOtTexture) return b;
-  TextureSource& s = textures_[texture];
-  if (s.locked_frame != frame_) {
-    core::CacheEntry* e = texture_cache_.lock(texture, [&](std::span<std::byte> out) {
-      const std::size_t n = s.desc.texels.size();
-      const std::size_t bytes = round_up(sizeof(PackedTexture), 16) + n * sizeof(std::uint16_t);
-      if (out.size() < bytes) return std::size_t{0};
-      *reinterpret_cast<PackedTexture*>(out.data()) = {static_cast<std::uint16_t>(s.desc.width),
-                                                       static_cast<std::uint16_t>(s.desc.height)};
-      std::memcpy(out.data() + round_up(sizeof(PackedTexture), 16), s.desc.texels.data(),
-                  n * sizeof(std::uint16_t));
-      return bytes;
-    });
-    if (e == nullptr) {
-      // The panic mode: every slot is held by this frame's sprites.
-      b.color = s.mean;
-      b.texture = 0xff;  // counted in end_sprites
-      return b;
-    }
-    s.locked_frame = frame_;
-    s.locked_index = static_cast<std::uint8_t>(locked_count_);
-    locked_[locked_count_++] = e;
+  const int locked = lock_texture(texture);
+  if (locked < 0) {
+    // The panic mode: every slot is held by this frame's sprites.
+    b.color = textures_[texture].mean;
+    b.texture = 0xff;  // counted in end_sprites
+    return b;
   }
   b.kind = PrimKind::Sprite;
-  b.texture = s.locked_index;
+  b.texture = static_cast<std::uint8_t>(locked);
   return b;
+}
+
+int OtRenderer::lock_texture(OtTextureId texture) {
+  TextureSource& s = textures_[texture];
+  if (s.locked_frame == frame_) return s.locked_index;
+  core::CacheEntry* e = texture_cache_.lock(texture, [&](std::span<std::byte> out) {
+    const std::size_t n = s.desc.texels.size();
+    const std::size_t bytes = round_up(sizeof(PackedTexture), 16) + n * sizeof(std::uint16_t);
+    if (out.size() < bytes) return std::size_t{0};
+    *reinterpret_cast<PackedTexture*>(out.data()) = {static_cast<std::uint16_t>(s.desc.width),
+                                                     static_cast<std::uint16_t>(s.desc.height)};
+    std::memcpy(out.data() + round_up(sizeof(PackedTexture), 16), s.desc.texels.data(),
+                n * sizeof(std::uint16_t));
+    return bytes;
+  });
+  if (e == nullptr) return -1;
+  s.locked_frame = frame_;
+  s.locked_index = static_cast<std::uint8_t>(locked_count_);
+  locked_[locked_count_++] = e;
+  return s.locked_index;
 }
 
 void OtRenderer::end_sprites(const SpriteBatch& b, std::uint32_t count, std::uint32_t queued) {
@@ -559,7 +608,7 @@ void OtRenderer::end_sprites(const SpriteBatch& b, std::uint32_t count, std::uin
   stats_.culled_objects += count - queued;
   stats_.primitives = prim_count_;
   if (b.kind == PrimKind::Tile && b.texture == 0xff && queued > 0) {
-    stats_.flat_sprites += queued;
+    stats_.drawn_flat += queued;
     panic("texture cache full of this frame's sprites: sprites are drawn flat");
   }
 }
@@ -578,10 +627,13 @@ struct Target {
   int width, height;
 };
 
-// Flat triangle, clockwise as seen (positive area with y down), by edge functions at pixel centres
-// with the top-left rule.
-std::uint64_t fill_triangle(const Target& t, const std::int16_t* xs, const std::int16_t* ys,
-                            std::uint16_t color) {
+// The pixels of a triangle (clockwise as seen: positive area with y down), by edge functions at
+// pixel centres with the top-left rule. `shade` colours them: shade.row(px, py) at the first
+// pixel of each row, shade.pixel(dst) for each covered pixel (true: written), shade.step() after
+// every pixel.
+template <class Shade>
+std::uint64_t walk_triangle(const Target& t, const std::int16_t* xs, const std::int16_t* ys,
+                            Shade& shade) {
   const std::int32_t x0 = xs[0], y0 = ys[0], x1 = xs[1], y1 = ys[1], x2 = xs[2], y2 = ys[2];
   const int min_px = std::max(0, (std::min({x0, x1, x2}) + kSubOne / 2 - 1) >> kSub);
   const int max_px = std::min(t.width - 1, (std::max({x0, x1, x2}) - kSubOne / 2) >> kSub);
@@ -606,10 +658,10 @@ std::uint64_t fill_triangle(const Target& t, const std::int16_t* xs, const std::
     std::int32_t e0 = row[0], e1 = row[1], e2 = row[2];
     std::uint16_t* out = t.pixels + static_cast<std::size_t>(y) * t.width;
     bool entered = false;
+    shade.row(min_px, y);
     for (int x = min_px; x <= max_px; ++x) {
       if ((e0 | e1 | e2) >= 0) {
-        out[x] = color;
-        ++written;
+        written += shade.pixel(out + x) ? 1 : 0;
         entered = true;
       } else if (entered) {
         break;  // a triangle's row is one span
@@ -617,6 +669,7 @@ std::uint64_t fill_triangle(const Target& t, const std::int16_t* xs, const std::
       e0 += step_x[0];
       e1 += step_x[1];
       e2 += step_x[2];
+      shade.step();
     }
     row[0] += step_y[0];
     row[1] += step_y[1];
@@ -624,6 +677,67 @@ std::uint64_t fill_triangle(const Target& t, const std::int16_t* xs, const std::
   }
   return written;
 }
+
+struct FlatShade {
+  std::uint16_t color;
+  void row(int, int) {}
+  bool pixel(std::uint16_t* dst) const {
+    *dst = color;
+    return true;
+  }
+  void step() {}
+};
+
+// Affine texture mapping, the PS1's: u and v are linear in screen space, in 16.16 texels; each
+// row starts from the exact value (64-bit), then steps. Coordinates wrap (power-of-two sides);
+// texel 0 is transparent.
+struct TextureShade {
+  const std::uint16_t* texels;
+  std::int32_t width_mask, height_mask, width_shift;
+  std::int64_t x0, y0, area;            // the first vertex (1/16 pixel) and twice the area
+  std::int64_t u0, v0;                  // at the first vertex, 16.16
+  std::int64_t nu_x, nu_y, nv_x, nv_y;  // gradient numerators: d/dx = n_x / area (per 1/16 px)
+  std::int32_t du = 0, dv = 0, u = 0, v = 0;
+
+  TextureShade(const std::int16_t* xs, const std::int16_t* ys, const std::uint8_t* us,
+               const std::uint8_t* vs, const std::uint16_t* t, int w, int h)
+      : texels(t),
+        width_mask(w - 1),
+        height_mask(h - 1),
+        width_shift(std::countr_zero(static_cast<unsigned>(w))) {
+    x0 = xs[0];
+    y0 = ys[0];
+    const std::int64_t ex1 = xs[1] - xs[0], ey1 = ys[1] - ys[0];
+    const std::int64_t ex2 = xs[2] - xs[0], ey2 = ys[2] - ys[0];
+    area = ex1 * ey2 - ex2 * ey1;  // > 0: the rasteriser's winding
+    const std::int64_t a1 = us[1] - us[0], a2 = us[2] - us[0];
+    const std::int64_t b1 = vs[1] - vs[0], b2 = vs[2] - vs[0];
+    nu_x = a1 * ey2 - a2 * ey1;
+    nu_y = a2 * ex1 - a1 * ex2;
+    nv_x = b1 * ey2 - b2 * ey1;
+    nv_y = b2 * ex1 - b1 * ex2;
+    u0 = std::int64_t{us[0]} << 16;
+    v0 = std::int64_t{vs[0]} << 16;
+    du = static_cast<std::int32_t>(nu_x * kSubOne * 65536 / area);  // signed: no shifts
+    dv = static_cast<std::int32_t>(nv_x * kSubOne * 65536 / area);
+  }
+  void row(int px, int py) {
+    const std::int64_t dx = px * kSubOne + kSubOne / 2 - x0, dy = py * kSubOne + kSubOne / 2 - y0;
+    u = static_cast<std::int32_t>(u0 + (nu_x * dx + nu_y * dy) * 65536 / area);
+    v = static_cast<std::int32_t>(v0 + (nv_x * dx + nv_y * dy) * 65536 / area);
+  }
+  bool pixel(std::uint16_t* dst) const {
+    const std::uint16_t texel =
+        texels[(((v >> 16) & height_mask) << width_shift) + ((u >> 16) & width_mask)];
+    if (texel == 0) return false;
+    *dst = texel;
+    return true;
+  }
+  void step() {
+    u += du;
+    v += dv;
+  }
+};
 
 std::uint64_t fill_rect(const Target& t, const std::int16_t* xs, const std::int16_t* ys,
                         std::uint16_t color, const std::uint16_t* texels, int tw, int th) {
@@ -669,7 +783,16 @@ void OtRenderer::rasterize() {
     for (std::uint32_t i = heads_[b]; i != 0; i = prims_[i - 1].next) {
       const Prim& p = prims_[i - 1];
       if (p.kind == PrimKind::Triangle) {
-        written += fill_triangle(target, p.x, p.y, p.color);
+        FlatShade flat{p.color};
+        written += walk_triangle(target, p.x, p.y, flat);
+      } else if (p.kind == PrimKind::TexturedTriangle) {
+        const std::byte* data = locked_[p.texture]->bytes().data();
+        const auto& head = *reinterpret_cast<const PackedTexture*>(data);
+        TextureShade shade(
+            p.x, p.y, p.u, p.v,
+            reinterpret_cast<const std::uint16_t*>(data + round_up(sizeof(PackedTexture), 16)),
+            head.width, head.height);
+        written += walk_triangle(target, p.x, p.y, shade);
       } else if (p.kind == PrimKind::Tile) {
         written += fill_rect(target, p.x, p.y, p.color, nullptr, 0, 0);
       } else {

@@ -332,13 +332,16 @@ void fly_ship(core::StageContext& ctx, const Controls& controls, fixed side, fix
 struct Art {
   std::vector<render::FixedVec3> floor;
   std::vector<std::uint16_t> floor_indices, floor_colors;
+  std::vector<std::uint8_t> floor_uvs;
   render::OtMeshId floor_mesh = 0, ship_mesh = 0;
-  render::OtTextureId enemy_texture = 0;
+  render::OtTextureId enemy_texture = 0, floor_texture = 0;
 };
 
 // The field lies in the world's xz plane (field y is world z), y up; the camera looks down on it
 // from beyond its y = side edge, so field x runs to the right as on the desktop sample's screen.
-constexpr int kFloorTiles = 4;  // a side: flat-shaded and drawn as a backdrop, it needs no more
+// A side: drawn as a backdrop, the floor needs no more to sort; its texture warps as the PS1's
+// affine mapping did (more tiles would warp less and cost more).
+constexpr int kFloorTiles = 4;
 
 // A dart pointing along model +x, 6 units long (twice the ship's reach, so the player stands out
 // from the swarm), faces counter-clockwise seen from outside.
@@ -368,11 +371,32 @@ constexpr std::array<std::uint16_t, 64> kEnemyTexels = [] {
   return t;
 }();
 
+// A 16 x 16 deck plate: blue-grey steel, a darker seam along two edges, a rivet in each corner.
+constexpr std::array<std::uint16_t, 256> kDeckTexels = [] {
+  std::array<std::uint16_t, 256> t{};
+  for (int y = 0; y < 16; ++y) {
+    for (int x = 0; x < 16; ++x) {
+      const bool seam = x == 0 || y == 0;
+      const bool rivet = (x == 2 || x == 13) && (y == 2 || y == 13);
+      const bool scuff = ((x * 7 + y * 13) % 11) == 0;
+      t[y * 16 + x] = seam    ? render::rgb555(24, 28, 40)
+                      : rivet ? render::rgb555(120, 130, 150)
+                      : scuff ? render::rgb555(62, 70, 92)
+                              : render::rgb555(52, 60, 82);
+    }
+  }
+  return t;
+}();
+
 void build_art(render::OtRenderer& ot, Art& art, fixed side) {
   const fixed step = side / fixed::from_int(kFloorTiles);
-  for (int z = 0; z <= kFloorTiles; ++z)
-    for (int x = 0; x <= kFloorTiles; ++x)
+  for (int z = 0; z <= kFloorTiles; ++z) {
+    for (int x = 0; x <= kFloorTiles; ++x) {
       art.floor.push_back({step * fixed::from_int(x), fixed{}, step * fixed::from_int(z)});
+      art.floor_uvs.push_back(static_cast<std::uint8_t>(32 * x));  // two plates a tile
+      art.floor_uvs.push_back(static_cast<std::uint8_t>(32 * z));
+    }
+  }
   for (int z = 0; z < kFloorTiles; ++z) {
     for (int x = 0; x < kFloorTiles; ++x) {
       const auto i = static_cast<std::uint16_t>(z * (kFloorTiles + 1) + x);
@@ -386,14 +410,22 @@ void build_art(render::OtRenderer& ot, Art& art, fixed side) {
       art.floor_colors.push_back(c);
     }
   }
-  const auto floor = ot.add_mesh({art.floor, art.floor_indices, art.floor_colors});
-  const auto dart = ot.add_mesh({kDart, kDartIndices, kDartColors});
   const auto enemy = ot.add_texture({8, 8, kEnemyTexels});
-  if (!floor || !dart || !enemy) {
-    std::fprintf(stderr, "swarm_tiny: art: %s%s%s\n", floor.message().c_str(),
-                 dart.message().c_str(), enemy.message().c_str());
+  const auto deck = ot.add_texture({16, 16, kDeckTexels});
+  if (!enemy || !deck) {
+    std::fprintf(stderr, "swarm_tiny: art: %s%s\n", enemy.message().c_str(),
+                 deck.message().c_str());
     std::exit(2);
   }
+  const auto floor = ot.add_mesh(
+      {art.floor, art.floor_indices, art.floor_colors, true, deck.value(), art.floor_uvs});
+  const auto dart = ot.add_mesh({kDart, kDartIndices, kDartColors});
+  if (!floor || !dart) {
+    std::fprintf(stderr, "swarm_tiny: art: %s%s\n", floor.message().c_str(),
+                 dart.message().c_str());
+    std::exit(2);
+  }
+  art.floor_texture = deck.value();
   art.floor_mesh = floor.value();
   art.ship_mesh = dart.value();
   art.enemy_texture = enemy.value();
@@ -637,7 +669,7 @@ int main(int argc, char** argv) {
                                    .mesh_slots = 4,
                                    .mesh_slot_bytes = 2048,
                                    .texture_slots = 4,
-                                   .texture_slot_bytes = 256};
+                                   .texture_slot_bytes = 528};  // a 16 x 16 texture
   render::OtRenderer ot(ot_config, budget.arena("render"));
   if (!ot.valid()) {
     std::fprintf(stderr, "swarm_tiny: renderer: %s\n", ot.error());

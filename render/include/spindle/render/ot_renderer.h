@@ -3,8 +3,9 @@
 // draw rotates, translates and projects its vertices as the PS1's GTE did (one 32-bit division
 // a vertex), rejects back faces and what crosses the near plane or leaves the guard band, and
 // links each triangle or sprite into an ordering table: depth buckets that the rasteriser then
-// draws from far to near into a 16-bit RGB555 framebuffer, with no depth buffer. Far primitives
-// fade into the fog colour (the GTE's depth cue).
+// draws from far to near into a 16-bit RGB555 framebuffer, with no depth buffer. Triangles are
+// flat-shaded or texture-mapped affinely; flat primitives fade into the fog colour with distance
+// (the GTE's depth cue), textured ones are drawn as their texels are.
 //
 // Memory: the framebuffer, the ordering table, the primitive pool and two resource caches
 // (core::ResourceCache: meshes and sprite textures) are taken once in the constructor, from a
@@ -13,8 +14,8 @@
 // Panic modes, each counted in Stats and logged once through the arena:
 //   - primitive pool full: the farthest primitives of the frame are dropped (the draw distance
 //     shrinks for that frame), nearer ones still get in;
-//   - every texture slot locked by sprites already queued this frame: the sprite is drawn as a
-//     flat tile of its texture's mean colour.
+//   - every texture slot locked by what this frame already queued: a sprite is drawn as a flat
+//     tile of its texture's mean colour, a textured mesh with its flat colours.
 //
 // Usage:
 //
@@ -89,12 +90,17 @@ using OtTextureId = std::uint32_t;
 inline constexpr OtTextureId kNoOtTexture = 0xffffffffu;
 
 // A mesh in the caller's memory: positions, triangles (three indices each) and one RGB555
-// colour per triangle (flat shading).
+// colour per triangle (flat shading). With a texture (registered first, power-of-two sides) and
+// a (u, v) pair of texel coordinates per vertex, the triangles are texture-mapped affinely, as
+// the PS1 did, coordinates wrapping within the texture; the colours are then what is drawn in
+// the panic mode, when no texture slot is free.
 struct OtMeshDesc {
   std::span<const FixedVec3> positions;
   std::span<const std::uint16_t> indices;
   std::span<const std::uint16_t> colors;
   bool cull_back = true;
+  OtTextureId texture = kNoOtTexture;
+  std::span<const std::uint8_t> uvs{};  // u, v per vertex (0..255)
 };
 // A sprite texture in the caller's memory: RGB555 texels, row after row. A texel of 0 is
 // transparent; opaque black is 0x8000 (bit 15, the PS1's STP bit, is ignored when shown).
@@ -190,7 +196,8 @@ class OtRenderer {
     std::uint32_t culled_triangles = 0;  // back faces, near plane, guard band, no pixel
     std::uint32_t primitives = 0;        // queued this frame
     std::uint32_t dropped_far = 0;       // panic: the pool was full, the farthest went
-    std::uint32_t flat_sprites = 0;      // panic: no texture slot free, drawn flat
+    std::uint32_t drawn_flat = 0;        // panic: no texture slot free, drawn flat (sprites
+                                         // and textured triangles)
     std::uint32_t invalid_draws = 0;     // unknown ids, failed loads
     std::uint64_t pixels = 0;            // written by the last rasterize()
   };
@@ -201,17 +208,22 @@ class OtRenderer {
   std::size_t footprint() const { return footprint_; }  // bytes taken at construction
 
  private:
-  enum class PrimKind : std::uint8_t { Triangle, Tile, Sprite };
+  enum class PrimKind : std::uint8_t { Triangle, TexturedTriangle, Tile, Sprite };
   struct Prim {
-    // Triangle: the three vertices in 1/16 pixel, clockwise as seen (the rasteriser's order).
+    // Triangles: the three vertices in 1/16 pixel, clockwise as seen (the rasteriser's order).
     // Tile and Sprite: the pixel rectangle [x[0], x[1]) x [y[0], y[1]), unclipped.
     std::int16_t x[3];
     std::int16_t y[3];
     std::uint16_t color;
     std::uint16_t next;  // the next primitive of the bucket + 1, 0 at its end
     PrimKind kind;
-    std::uint8_t texture;  // Sprite: its entry in locked_
+    std::uint8_t texture;  // Sprite, TexturedTriangle: its entry in locked_
+    std::uint8_t u[3];     // TexturedTriangle: texel coordinates of the vertices
+    std::uint8_t v[3];
   };
+  // The entry in locked_ of `texture`, locked for this frame on first use; -1 in the panic mode
+  // (every slot held), counted by the caller.
+  int lock_texture(OtTextureId texture);
   // What the sprites of one draw_sprites() share, copied out of the renderer so that the loop
   // keeps them in registers (writes to the pool could alias the renderer's members).
   struct SpriteBatch {
