@@ -30,6 +30,8 @@ struct SoundEntry {
   Sound sound;
   std::string path;  // streams: opened per voice
   bool stream = false;
+  bool banked = false;
+  std::span<const float> source;  // banked: the caller's samples
   std::uint32_t channels = 0;
   std::uint32_t rate = 0;
   std::uint64_t frames = 0;
@@ -54,8 +56,10 @@ struct Voice {
   std::uint32_t generation = 1;
   VoiceState state = VoiceState::Stopped;
   const SoundEntry* sound = nullptr;
-  std::int32_t stream = -1;  // StreamSlot index
-  std::uint64_t pos = 0;     // 32.32 source (timeline, for streams) frames
+  const float* samples = nullptr;      // the sound's, or its bank slot's
+  core::CacheEntry* banked = nullptr;  // the bank slot it holds locked
+  std::int32_t stream = -1;            // StreamSlot index
+  std::uint64_t pos = 0;               // 32.32 source (timeline, for streams) frames
   std::uint64_t loop_start = 0, loop_end = 0;
   bool loop = false;
   float volume = 1, volume_target = 1, volume_step = 0;
@@ -134,6 +138,7 @@ struct Mixer::Impl {
   Listener listener{};
   glm::vec3 listener_right{1.0f, 0.0f, 0.0f};  // unit: the listener's right, once per block
   MixerStats stats{};
+  std::unique_ptr<core::ResourceCache> bank;
   std::uint64_t plays = 0;
   std::uint32_t tails = 0;  // this block's voices fading out of the mix
   bool logged_refusal = false;
@@ -153,6 +158,25 @@ struct Mixer::Impl {
   }
 
   void end_voice(std::uint32_t slot);
+  void end_active_voice(std::uint32_t slot) {
+    end_voice(slot);
+    active.erase(std::find(active.begin(), active.end(), slot));
+  }
+  RankKey rank_of(std::uint32_t slot) const {
+    const Voice& v = voices[slot];
+    return {v.priority, v.audibility, v.order, slot};
+  }
+  // The least important playing voice that `eligible` accepts, ranked as the mixer ranks them;
+  // ~0u when none.
+  template <class Eligible>
+  std::uint32_t least_important(const Eligible& eligible) const {
+    std::uint32_t victim = ~0u;
+    for (std::uint32_t slot : active) {
+      if (eligible(voices[slot]) && (victim == ~0u || rank_of(victim) < rank_of(slot)))
+        victim = slot;
+    }
+    return victim;
+  }
   float bus_gain(BusId b) const {
     float g = 1;
     for (;;) {
@@ -211,9 +235,19 @@ Mixer::Mixer(MixerConfig config) : impl_(std::make_unique<Impl>()) {
   m.buses.back().desc.name = "master";
   m.streams.resize(config.max_streams);
   m.refills.reserve(config.max_streams);
+  if (config.bank_slots > 0) {
+    m.bank = std::make_unique<core::ResourceCache>(
+        core::CacheConfig{.name = "sound bank",
+                          .slots = config.bank_slots,
+                          .slot_bytes = config.bank_slot_bytes,
+                          .panic_mode = "the quietest voice holding a slot is dropped"},
+        config.bank_arena);
+  }
 }
 
-Mixer::~Mixer() = default;
+Mixer::~Mixer() {
+  stop_all();  // unlocks the bank before it goes
+}
 
 const MixerConfig& Mixer::config() const {
   return impl_->config;
@@ -264,9 +298,48 @@ core::Result<SoundId> Mixer::add_stream(const std::string& path) {
   return static_cast<SoundId>(m.sounds.size());
 }
 
+core::Result<SoundId> Mixer::add_banked_sound(const BankedSound& b) {
+  Impl& m = *impl_;
+  if (!m.bank || m.bank->capacity() == 0)
+    return core::Status::error(b.name + ": the mixer has no sound bank (MixerConfig::bank_slots)");
+  if (b.channels != 1 && b.channels != 2)
+    return core::Status::error(b.name + ": " + std::to_string(b.channels) +
+                               " channels; a sound has 1 or 2");
+  if (b.sample_rate < kMinSampleRate || b.sample_rate > kMaxSampleRate)
+    return core::Status::error(b.name + ": sample rate " + std::to_string(b.sample_rate) +
+                               " is out of range");
+  if (b.samples.empty() || b.samples.size() % b.channels != 0)
+    return core::Status::error(b.name + ": " + std::to_string(b.samples.size()) +
+                               " samples are not whole frames of " + std::to_string(b.channels) +
+                               " channels");
+  const std::size_t bytes = b.samples.size_bytes();
+  if (bytes > m.bank->config().slot_bytes)
+    return core::Status::error(
+        b.name + ": " + std::to_string(bytes) + " bytes do not fit a bank slot of " +
+        std::to_string(m.bank->config().slot_bytes) + " (MixerConfig::bank_slot_bytes)");
+  for (std::size_t i = 0; i < b.samples.size(); ++i) {
+    if (!std::isfinite(b.samples[i]))
+      return core::Status::error(b.name + ": sample " + std::to_string(i) + " is not finite");
+  }
+  auto e = std::make_unique<SoundEntry>();
+  e->banked = true;
+  e->source = b.samples;
+  e->channels = b.channels;
+  e->rate = b.sample_rate;
+  e->frames = b.samples.size() / b.channels;
+  m.sounds.push_back(std::move(e));
+  return static_cast<SoundId>(m.sounds.size());
+}
+
+const core::CacheStats* Mixer::bank() const {
+  return impl_->bank ? &impl_->bank->stats() : nullptr;
+}
+
 const Sound* Mixer::sound(SoundId id) const {
-  if (id == 0 || id > impl_->sounds.size() || impl_->sounds[id - 1]->stream) return nullptr;
-  return &impl_->sounds[id - 1]->sound;
+  const auto& sounds = impl_->sounds;
+  if (id == 0 || id > sounds.size() || sounds[id - 1]->stream || sounds[id - 1]->banked)
+    return nullptr;
+  return &sounds[id - 1]->sound;
 }
 
 core::Result<BusId> Mixer::add_bus(BusDesc desc) {
@@ -311,29 +384,44 @@ VoiceHandle Mixer::play(SoundId id, const PlayParams& p) {
   const SoundEntry& s = *m.sounds[id - 1];
   const float volume = std::max(finite_or(p.volume, 0.0f), 0.0f);
   const BusId bus = p.bus < m.buses.size() ? p.bus : kMasterBus;
+  // The new voice ranked as the mixer ranks playing ones, for taking another's place.
+  const float audible =
+      volume *
+      (p.spatial ? attenuation_gain(p.spatial_params.model,
+                                    glm::length(p.spatial_params.position - m.listener.position),
+                                    p.spatial_params.min_distance, p.spatial_params.max_distance,
+                                    p.spatial_params.rolloff)
+                 : 1.0f) *
+      m.bus_gain(bus);
+  const RankKey incoming{p.priority, audible, ~std::uint64_t{0}, 0};
   if (m.free_slots.empty()) {
     if (!p.steal || m.active.empty()) return refuse("every voice slot is busy");
-    // The least important playing voice, ranked as the mixer ranks them.
-    const float audible =
-        volume *
-        (p.spatial ? attenuation_gain(p.spatial_params.model,
-                                      glm::length(p.spatial_params.position - m.listener.position),
-                                      p.spatial_params.min_distance, p.spatial_params.max_distance,
-                                      p.spatial_params.rolloff)
-                   : 1.0f) *
-        m.bus_gain(bus);
-    const RankKey incoming{p.priority, audible, ~std::uint64_t{0}, 0};
-    std::uint32_t victim = ~0u;
-    RankKey worst{};
-    for (std::uint32_t slot : m.active) {
-      const Voice& v = m.voices[slot];
-      const RankKey k{v.priority, v.audibility, v.order, slot};
-      if (victim == ~0u || worst < k) victim = slot, worst = k;
-    }
-    if (!(incoming < worst)) return refuse("every voice slot is busy, none ranks below");
-    m.end_voice(victim);
-    m.active.erase(std::find(m.active.begin(), m.active.end(), victim));
+    const std::uint32_t victim = m.least_important([](const Voice&) { return true; });
+    if (!(incoming < m.rank_of(victim)))
+      return refuse("every voice slot is busy, none ranks below");
+    m.end_active_voice(victim);
     ++m.stats.steals;
+  }
+  core::CacheEntry* banked = nullptr;
+  if (s.banked) {
+    const auto load = [&s](std::span<std::byte> out) {
+      if (out.size() < s.source.size_bytes()) return std::size_t{0};
+      std::memcpy(out.data(), s.source.data(), s.source.size_bytes());
+      return s.source.size_bytes();
+    };
+    banked = m.bank->lock(id, load);
+    if (banked == nullptr) {
+      // The bank's panic mode: every slot is held. The least important voice that holds a slot
+      // alone gives it up, if it ranks below the new one.
+      const std::uint32_t victim = m.least_important(
+          [](const Voice& v) { return v.banked != nullptr && v.banked->locks() == 1; });
+      if (victim == ~0u || !(incoming < m.rank_of(victim)))
+        return refuse("every sound bank slot is held by a voice that ranks higher");
+      m.end_active_voice(victim);
+      ++m.stats.bank_drops;
+      banked = m.bank->lock(id, load);
+      if (banked == nullptr) return refuse("the sound bank could not load the sound");
+    }
   }
   std::int32_t stream = -1;
   if (s.stream) {
@@ -375,6 +463,9 @@ VoiceHandle Mixer::play(SoundId id, const PlayParams& p) {
   v.generation = generation;
   v.state = p.delay_frames ? VoiceState::Delayed : VoiceState::Playing;
   v.sound = &s;
+  v.samples = banked != nullptr ? reinterpret_cast<const float*>(banked->bytes().data())
+                                : s.sound.samples().data();
+  v.banked = banked;
   v.stream = stream;
   v.loop = p.loop;
   v.loop_end = p.loop_end && p.loop_end <= s.frames ? p.loop_end : s.frames;
@@ -405,6 +496,10 @@ void Mixer::Impl::end_voice(std::uint32_t slot) {
     StreamSlot& s = streams[static_cast<std::size_t>(v.stream)];
     s.decoder.reset();
     s.in_use = false;
+  }
+  if (v.banked != nullptr) {
+    bank->unlock(v.banked);
+    v.banked = nullptr;
   }
   v.state = VoiceState::Stopped;
   v.stream = -1;
@@ -682,7 +777,7 @@ void mix_frames(Voice& v, const StreamSlot* stream, float* out, std::uint32_t fi
     return;
   }
   const SoundEntry& s = *v.sound;
-  const float* d = s.sound.samples().data();
+  const float* d = v.samples;
   const auto limit = static_cast<std::int64_t>(v.loop ? v.loop_end : s.frames);
   const WrappedSource<Ch> wrapped{d, static_cast<std::int64_t>(s.frames),
                                   static_cast<std::int64_t>(v.loop_start), limit, v.loop};

@@ -90,6 +90,33 @@ TEST_P(Allocations, AnEngineFrameWithThePluginAllocatesNothing) {
   EXPECT_GT(audio.stats().frames_mixed, 0u);
 }
 
+// The sound bank in steady frames: plays that miss and load into a slot, plays that drop the
+// quietest voice to free one (the panic mode), voices ending and letting their slots go: nothing
+// is allocated after start-up.
+TEST(BankAllocations, BankedPlaysAndTheirPanicAllocateNothing) {
+  SPINDLE_REQUIRE_ALLOCATION_COUNTING();
+  std::vector<std::vector<float>> data;
+  for (int i = 0; i < 8; ++i) data.push_back(test::sine(200 + 50 * i, 0.05, 48000));
+  Mixer m({.max_voices = 16, .block_frames = 256, .bank_slots = 3, .bank_slot_bytes = 2400 * 4});
+  std::vector<SoundId> ids;
+  for (const auto& d : data) ids.push_back(m.add_banked_sound({"tone", 1, 48000, d}).value());
+  std::vector<float> out(2 * 512);
+  m.play(ids[0], {.volume = 0.1f});
+  m.mix(out);  // warm-up: the first refusal's log line
+  m.play(ids[1], {.volume = 0.0f});
+  m.play(ids[2], {.volume = 0.0f});
+  m.mix(out);
+  m.play(ids[3], {.volume = 0.0f});  // refused: logged once, here
+  const long before = ::spindle::test::heap_allocations();
+  for (int frame = 0; frame < 40; ++frame) {
+    m.play(ids[frame % 8], {.volume = 0.1f + 0.02f * (frame % 5), .loop = frame % 3 == 0});
+    m.mix(out);
+  }
+  EXPECT_EQ(::spindle::test::heap_allocations() - before, 0);
+  EXPECT_GT(m.stats().bank_drops, 0u);
+  EXPECT_GT(m.bank()->evictions, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Modes, Allocations,
     ::testing::ValuesIn(::spindle::test::own_modes()),  // oneTBB allocates inside

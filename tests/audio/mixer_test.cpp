@@ -347,6 +347,92 @@ TEST(Mixer, MemoryBudgetRefusesAndKeepsWhatWasLoaded) {
   EXPECT_NEAR(test::mix(m, 16)[0], 0.25f, 1e-6f);
 }
 
+// The sound bank: a banked sound mixes exactly as the same samples added whole, from a slot of
+// a fixed-size cache that holds it while it plays.
+TEST(MixerBank, ABankedSoundSoundsExactlyLikeTheSameSoundInMemory) {
+  const std::vector<float> samples = test::sine(440, 0.2, 48000);
+  Mixer whole({.block_frames = 256});
+  const SoundId w = whole.add_sound(make_sound(samples)).value();
+  Mixer banked({.block_frames = 256, .bank_slots = 2, .bank_slot_bytes = samples.size() * 4});
+  const auto b = banked.add_banked_sound({"a4", 1, 48000, samples});
+  ASSERT_TRUE(b) << b.message();
+  EXPECT_EQ(banked.sound(b.value()), nullptr);  // no Sound object: its samples are the caller's
+  whole.play(w, {.volume = 0.7f, .pitch = 1.3f});
+  banked.play(b.value(), {.volume = 0.7f, .pitch = 1.3f});
+  EXPECT_EQ(test::mix(whole, 4000), test::mix(banked, 4000));
+  ASSERT_NE(banked.bank(), nullptr);
+  EXPECT_EQ(banked.bank()->misses, 1u);
+  EXPECT_EQ(banked.bank()->locked, 1u);  // held while it plays
+  test::mix(banked, 8000);               // past its end: the voice ends, the slot is let go
+  EXPECT_EQ(banked.bank()->locked, 0u);
+  EXPECT_EQ(banked.bank()->resident, 1u);  // and kept: the next play is a hit
+  banked.play(b.value());
+  EXPECT_EQ(banked.bank()->hits, 1u);
+}
+
+// Filled past its size: six sounds through three slots. While all three are held, a louder play
+// drops the quietest voice holding a slot (the panic mode); a quieter one is refused; a sound
+// already resident plays without touching the others.
+TEST(MixerBank, AFullBankDropsTheQuietestVoiceOrRefuses) {
+  Mixer m({.bank_slots = 3, .bank_slot_bytes = 48000 * 4});
+  std::vector<std::vector<float>> data;
+  std::vector<SoundId> ids;
+  for (int i = 0; i < 6; ++i) data.push_back(std::vector<float>(48000, 0.1f * (i + 1)));
+  for (int i = 0; i < 6; ++i) {
+    std::string name = std::to_string(i);  // appended: GCC 12 warns on "s" + ... (-Wrestrict)
+    name += ".raw";
+    ids.push_back(m.add_banked_sound({name, 1, 48000, data[i]}).value());
+  }
+  const VoiceHandle loud = m.play(ids[0], {.volume = 0.9f, .loop = true});
+  const VoiceHandle quiet = m.play(ids[1], {.volume = 0.1f, .loop = true});
+  const VoiceHandle mid = m.play(ids[2], {.volume = 0.5f, .loop = true});
+  test::mix(m, 64);  // audibility is known after a block
+  EXPECT_EQ(m.bank()->locked, 3u);
+  const VoiceHandle again = m.play(ids[0], {.volume = 0.3f});  // resident: shares the slot
+  EXPECT_TRUE(again.valid());
+  EXPECT_EQ(m.stats().bank_drops, 0u);
+  const VoiceHandle fourth = m.play(ids[3], {.volume = 0.6f, .loop = true});
+  ASSERT_TRUE(fourth.valid());
+  EXPECT_FALSE(m.playing(quiet)) << "the quietest voice holding a slot alone gave it up";
+  EXPECT_TRUE(m.playing(loud) && m.playing(mid) && m.playing(again));
+  EXPECT_EQ(m.stats().bank_drops, 1u);
+  EXPECT_EQ(m.bank()->panics, 1u);
+  test::mix(m, 64);
+  EXPECT_FALSE(m.play(ids[4], {.volume = 0.05f}).valid()) << "quieter than all: refused";
+  EXPECT_EQ(m.stats().bank_drops, 1u);
+  EXPECT_EQ(m.stats().plays_refused, 1u);
+  // What plays is what was asked: the fourth sound's level (0.4) at volume 0.6, centred.
+  m.stop(loud);
+  m.stop(mid);
+  m.stop(again);
+  const float centre = 0.6f * 0.4f * std::sqrt(0.5f);
+  EXPECT_NEAR(test::mix(m, 256)[200], centre, 1e-5f);
+}
+
+TEST(MixerBank, BadBankedSoundsAreRefusedWithTheirName) {
+  std::vector<float> ok(100, 0.1f), odd(101, 0.1f), nan(10, 0.1f);
+  nan[3] = std::nanf("");
+  Mixer none;
+  auto r = none.add_banked_sound({"x.raw", 1, 48000, ok});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("no sound bank"), std::string::npos) << r.message();
+  Mixer m({.bank_slots = 1, .bank_slot_bytes = 256});
+  r = m.add_banked_sound({"big.raw", 1, 48000, ok});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("big.raw: 400 bytes do not fit a bank slot of 256"), std::string::npos)
+      << r.message();
+  r = m.add_banked_sound({"odd.raw", 2, 48000, std::span(odd).first(21)});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("not whole frames"), std::string::npos) << r.message();
+  r = m.add_banked_sound({"nan.raw", 1, 48000, nan});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("sample 3 is not finite"), std::string::npos) << r.message();
+  r = m.add_banked_sound({"rate.raw", 1, 7, std::span(ok).first(10)});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("sample rate 7"), std::string::npos) << r.message();
+  EXPECT_TRUE(m.add_banked_sound({"fine.raw", 1, 48000, std::span(ok).first(64)}));
+}
+
 class MixerStreams : public ::testing::Test {
  protected:
   void SetUp() override {

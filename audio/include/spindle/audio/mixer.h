@@ -36,6 +36,11 @@
 // and a buffer of decoded frames that mix() refills in jobs ahead of the play position (never on
 // the output thread). Loops seek.
 //
+// The bank. With MixerConfig::bank_slots, add_banked_sound() registers sounds that live in the
+// caller's memory and are copied into a fixed number of slots while they play (the N64's sound
+// cache): more sounds than RAM, a fixed footprint, and when every slot is in use the quietest
+// voice holding one is dropped.
+//
 // Threading: the control calls (play, stop, set_*) and mix() must not overlap; call them from
 // one thread at a time (the AudioPlugin calls mix() from its stage, game stages run before).
 // mix() allocates nothing; add_sound/add_stream/add_bus and the first play of a stream do.
@@ -49,6 +54,8 @@
 #include <glm/glm.hpp>
 
 #include "spindle/audio/sound.h"
+#include "spindle/base/budget.h"
+#include "spindle/base/cache.h"
 #include "spindle/base/result.h"
 #include "spindle/jobs/job_system.h"
 
@@ -173,6 +180,21 @@ struct MixerConfig {
   std::size_t memory_budget = 0;
   std::uint32_t max_streams = 8;               // streamed voices playing at once
   std::uint32_t stream_buffer_frames = 16384;  // decoded frames held per streamed voice
+  // The sound bank (add_banked_sound): a core::ResourceCache of bank_slots sounds of at most
+  // bank_slot_bytes each, taken at construction from bank_arena (nullptr: the heap). 0 slots:
+  // no bank.
+  std::uint32_t bank_slots = 0;
+  std::size_t bank_slot_bytes = 0;
+  core::BudgetArena* bank_arena = nullptr;
+};
+
+// A sound whose samples stay in the caller's memory (a ROM, a mapped archive: it must outlive
+// the mixer) and are copied into a slot of the mixer's bank while voices play it.
+struct BankedSound {
+  std::string name;
+  std::uint32_t channels = 1;
+  std::uint32_t sample_rate = 48000;
+  std::span<const float> samples;  // interleaved
 };
 
 // How mix() runs its parallel sections: run(user, n, body, body_user) calls
@@ -196,7 +218,8 @@ struct MixerStats {
   std::uint64_t steals = 0;
   std::uint64_t stream_starved = 0;  // frames a stream had not decoded in time (played as 0)
   std::uint64_t frames_mixed = 0;
-  std::size_t memory_used = 0;  // sounds + stream buffers
+  std::size_t memory_used = 0;   // sounds + stream buffers
+  std::uint64_t bank_drops = 0;  // the bank's panic mode: voices dropped to free a slot
 };
 
 class Mixer {
@@ -210,7 +233,13 @@ class Mixer {
 
   core::Result<SoundId> add_sound(Sound sound);
   core::Result<SoundId> add_stream(const std::string& path);  // validates by opening it once
-  const Sound* sound(SoundId id) const;                       // nullptr for streams and unknown ids
+  // A sound played from the bank (MixerConfig::bank_slots): a play loads it into a free or least
+  // recently used slot, locked while any voice plays it. When every slot is held by playing
+  // voices, the bank's panic mode drops the quietest voice that holds a slot alone, if it ranks
+  // below the new one (counted in MixerStats::bank_drops; otherwise the play is refused).
+  core::Result<SoundId> add_banked_sound(const BankedSound& sound);
+  const core::CacheStats* bank() const;  // nullptr without a bank
+  const Sound* sound(SoundId id) const;  // nullptr for streams and unknown ids
   core::Result<BusId> add_bus(BusDesc desc);
   void set_bus_volume(BusId bus, float volume);
   void set_bus_filter(BusId bus, const BiquadDesc& filter);
