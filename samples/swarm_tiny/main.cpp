@@ -647,7 +647,7 @@ int main(int argc, char** argv) {
   budget.add_arena("swarm", 192 * kib, "a crowded cell: an enemy weighs only 16 candidates");
   budget.add_arena("game", 16 * kib, "no free shot: the ship holds fire");
   budget.add_arena("render", 256 * kib,
-                   "the farthest primitives are dropped; sprites without a texture slot are flat");
+                   "the farthest primitives are dropped; without a texture slot, drawn flat");
   const Panics panics{budget.arena("swarm"), budget.arena("game")};
 
   // The renderer: a 320x240 RGB555 framebuffer, room for every enemy's sprite, the floor and the
