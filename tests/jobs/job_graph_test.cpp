@@ -362,10 +362,18 @@ TEST(ActiveWorkers, JobsRunAtOnceAreRecordedAsSpawns) {
   }
   EXPECT_EQ(kinds(g, 0),
             (std::vector<Kind>{Kind::Spawn, Kind::Spawn, Kind::Spawn, Kind::Spawn, Kind::Wait}));
+  // Replayed on two workers, queued jobs overlap: the frame saves at least the shortest of them
+  // (a serial replay would save nothing). Judged against the recorded job times themselves, so
+  // a job stretched by the OS on a busy machine (CI saw one take 0.8 of 1.2 ms) changes nothing.
+  std::uint64_t shortest = ~std::uint64_t{0};
+  for (std::size_t n = 1; n < g.nodes.size(); ++n)
+    shortest = std::min(shortest, g.nodes[n].end_ns - g.nodes[n].begin_ns);
+  ASSERT_EQ(g.nodes.size(), 5u);
   SimConfig two;
   two.workers = 2;
   const double one = static_cast<double>(g.work_ns);
-  EXPECT_LT(static_cast<double>(simulate(g, two).frame_ns), one * 0.6);
+  EXPECT_LE(static_cast<double>(simulate(g, two).frame_ns),
+            one - 0.9 * static_cast<double>(shortest));
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, RecordModes, ::testing::ValuesIn(test::available_modes()),
