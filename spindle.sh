@@ -119,7 +119,7 @@ case "${1:-}" in
     ./bootstrap.sh
     name=${2:-}
     seconds=${3:-60}
-    targets=(settings set_args input_map loadtest_cli png wav ogg gltf fbx x replay)
+    targets=(settings set_args input_map loadtest_cli png wav ogg gltf fbx x replay packed_clip)
     # At least 1 s: libFuzzer reads -max_total_time=0 as "no limit".
     if [ -z "$name" ] || ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]] ||
       { [ "$name" != all ] && [[ ! " ${targets[*]} " =~ " $name " ]]; }; then

@@ -6,7 +6,9 @@
 
 #include <spindle/anim/skeleton.h>
 
+#include "compressed_view.h"
 #include "finite.h"
+#include "fit.h"
 #include "quantize.h"
 
 namespace spindle::anim {
@@ -206,7 +208,7 @@ core::Result<Clip> Clip::compressed() const {
   if (c.times.size() > 0xffff)
     return core::Status::error(where + std::to_string(c.times.size()) +
                                " distinct key times, a compressed clip holds at most 65535");
-  c.times.shrink_to_fit();
+  detail::fit(c.times);
   const auto time_index = [&](float t) {
     return static_cast<std::uint16_t>(std::lower_bound(c.times.begin(), c.times.end(), t) -
                                       c.times.begin());
@@ -284,11 +286,24 @@ core::Result<Clip> Clip::compressed() const {
     else
       c.times16.push_back(k.time);
   }
-  c.tracks8.shrink_to_fit();
-  c.tracks16.shrink_to_fit();
-  c.times8.shrink_to_fit();
-  c.times16.shrink_to_fit();
+  detail::fit(c.tracks8);
+  detail::fit(c.tracks16);
+  detail::fit(c.times8);
+  detail::fit(c.times16);
   return out;
+}
+
+detail::CompressedView Clip::compressed_view() const {
+  const CompressedKeys& c = compressed_;
+  return {.values = c.values,
+          .tracks8 = c.tracks8,
+          .tracks16 = c.tracks16,
+          .times8 = c.times8,
+          .times16 = c.times16,
+          .times = c.times,
+          .consumed = c.consumed,
+          .origin = c.origin,
+          .step = c.step};
 }
 
 std::vector<JointTrack> Clip::decoded_tracks() const {

@@ -6,6 +6,9 @@
 #include <tuple>
 #include <utility>
 
+#include "compressed_view.h"
+#include "fit.h"
+#include "packed_layout.h"
 #include "quantize.h"
 
 // SSE2 where the compiler targets it and the build allows intrinsics (SPINDLE_SIMD); otherwise
@@ -378,24 +381,23 @@ void SamplingCache::resize(int joint_count, CacheFor clips) {
   const std::size_t decoded = clips == CacheFor::AnyClip ? tracks : 0;
   cursors_.assign(tracks, 0);
   decoded_.assign(decoded, {});
-  decoded_.shrink_to_fit();
+  detail::fit(decoded_);
   found_.assign(decoded, 0);
-  found_.shrink_to_fit();
+  detail::fit(found_);
   next_ = 0;
   time_index_ = 0;
-  clip_ = nullptr;
+  source_ = nullptr;
+  source_id_ = 0;
 }
 
-void SamplingJob::sample_compressed() const {
+void SamplingJob::sample_compressed(const detail::CompressedView& c, bool forward) const {
   SamplingCache& cache = *this->cache;
-  const Clip::CompressedKeys& c = clip->compressed_;
   const std::size_t tracks = 3 * output.size();
   SamplingCache::DecodedKeys* d = cache.decoded_.data();
 
   // f: distinct key times at or before `time`. Forward playback moves it on by a key time or two
   // a frame: step from the last sample's, and search only the rest after a few steps (a binary
   // search's branches mispredict: the search was ~2.5% of a shipped sample).
-  const bool forward = cache.clip_ == clip && time >= cache.time_;
   const std::size_t distinct = c.times.size();
   std::size_t f = forward ? cache.time_index_ : 0;
   for (int step = 0; f < distinct && c.times[f] <= time; ++f, ++step) {
@@ -414,7 +416,7 @@ void SamplingJob::sample_compressed() const {
     advance(stream, tracks, target, forward, d, cache.found_.data(), next, cache.searches_,
             cache.decoded_keys_);
   };
-  using C = Clip::CompressedKeys;
+  using C = detail::CompressedView;
   const bool narrow_tracks = !c.tracks8.empty(), narrow_times = !c.times8.empty();
   if (narrow_tracks && narrow_times)
     run(Stream<C, std::uint8_t, std::uint8_t>{c, c.tracks8.data(), c.times8.data()});
@@ -461,16 +463,21 @@ void SamplingJob::sample_compressed() const {
 }
 
 core::Status SamplingJob::validate() const {
-  if (clip == nullptr) return core::Status::error("SamplingJob: no clip");
+  if (clip == nullptr && packed == nullptr) return core::Status::error("SamplingJob: no clip");
+  if (clip != nullptr && packed != nullptr)
+    return core::Status::error("SamplingJob: both a clip and a packed clip (set one)");
+  if (packed != nullptr && !packed->valid())
+    return core::Status::error("SamplingJob: the packed clip is empty (PackedClip::open() it)");
   if (cache == nullptr) return core::Status::error("SamplingJob: no cache");
   if (!std::isfinite(time)) return core::Status::error("SamplingJob: time is not finite");
-  const int n = clip->joint_count();
+  const int n = clip != nullptr ? clip->joint_count() : packed->joint_count();
   if (cache->joint_capacity() < n)
     return core::Status::error("SamplingJob: cache holds " +
                                std::to_string(cache->joint_capacity()) + " joints, clip has " +
                                std::to_string(n));
-  if (clip->is_compressed() && !cache->holds_compressed())
-    return core::Status::error("SamplingJob: clip '" + clip->name() +
+  if ((packed != nullptr || clip->is_compressed()) && !cache->holds_compressed())
+    return core::Status::error("SamplingJob: clip '" +
+                               (clip != nullptr ? clip->name() : std::string(packed->name())) +
                                "' is compressed, the cache was sized for "
                                "CacheFor::UncompressedClips");
   if (output.size() != static_cast<std::size_t>(n))
@@ -482,10 +489,16 @@ core::Status SamplingJob::validate() const {
 core::Status SamplingJob::run() const {
   if (core::Status s = validate(); !s) return s;
   SamplingCache& c = *cache;
-  const bool forward = c.clip_ == clip && time >= c.time_;
+  // A packed clip is the same clip at the same address with the same content (a cache slot may
+  // have been reloaded with another).
+  const void* source = clip != nullptr ? static_cast<const void*>(clip) : packed->base_;
+  const std::uint64_t id = clip != nullptr ? 0 : packed->id();
+  const bool forward = c.source_ == source && c.source_id_ == id && time >= c.time_;
   std::uint32_t* cur = c.cursors_.data();
-  if (clip->is_compressed()) {
-    sample_compressed();
+  if (packed != nullptr) {
+    sample_compressed(detail::view_of(packed->base_), forward);
+  } else if (clip->is_compressed()) {
+    sample_compressed(clip->compressed_view(), forward);
   } else if (!clip->is_quantized()) {
     std::span<const JointTrack> tracks = clip->tracks();
     std::size_t j = 0;
@@ -523,7 +536,8 @@ core::Status SamplingJob::run() const {
       output[j].scale = sample(keys(2), scale_at, time, cur[2], forward, c.searches_);
     }
   }
-  c.clip_ = clip;
+  c.source_ = source;
+  c.source_id_ = id;
   c.time_ = time;
   return {};
 }

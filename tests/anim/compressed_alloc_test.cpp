@@ -1,9 +1,11 @@
 // Sampling a compressed clip allocates nothing, in steady playback or when it reseeks (backwards
-// time, jumps, another clip through the same cache).
+// time, jumps, another clip through the same cache); nor does the clip bank, loading, evicting and
+// sampling packed clips.
 #include <gtest/gtest.h>
 
 #include <vector>
 
+#include <spindle/anim/clip_bank.h>
 #include <spindle/anim/procedural.h>
 #include <spindle/anim/sampling_job.h>
 
@@ -28,6 +30,46 @@ TEST(CompressedAlloc, SamplingAllocatesNothing) {
   }
   EXPECT_EQ(::spindle::test::heap_allocations() - before, 0);
   EXPECT_TRUE(ok);
+}
+
+TEST(CompressedAlloc, TheClipBankAllocatesNothingAfterAdd) {
+  SPINDLE_REQUIRE_ALLOCATION_COUNTING();
+  const Character a = make_character({.seed = 5}).value(), b = make_character({.seed = 6}).value();
+  const Clip clips[] = {a.walk.compressed().value(), a.idle.compressed().value(),
+                        b.walk.compressed().value()};
+  std::vector<std::vector<std::uint32_t>> rom;
+  ClipBank bank({.slots = 2, .slot_bytes = 64u << 10});
+  for (const Clip& c : clips) {
+    rom.emplace_back(PackedClip::size_of(c) / 4);
+    const std::span<std::byte> bytes = std::as_writable_bytes(std::span(rom.back()));
+    ASSERT_TRUE(PackedClip::pack(c, bytes));
+    ASSERT_TRUE(bank.add(bytes));
+  }
+  SamplingCache cache(a.skeleton.joint_count());
+  std::vector<JointTransform> pose(static_cast<std::size_t>(a.skeleton.joint_count()));
+  const long before = ::spindle::test::heap_allocations();
+  bool ok = true;
+  for (int f = 0; f < 300; ++f) {
+    // Three clips through two slots: misses, evictions, and one frame in the panic mode.
+    const auto id = static_cast<ClipId>(1 + f % 3);
+    const PackedClip* held = f == 150 ? bank.lock(1 + (id % 3)) : nullptr;
+    const PackedClip* other = f == 150 ? bank.lock(1 + ((id + 1) % 3)) : nullptr;
+    const PackedClip* clip = bank.lock(id);
+    if (clip != nullptr) {
+      ok = ok && SamplingJob{.packed = clip,
+                             .time = static_cast<float>(f % 40) / 40.0f,
+                             .cache = &cache,
+                             .output = pose}
+                     .run();
+      bank.unlock(id);
+    }
+    if (held != nullptr) bank.unlock(1 + (id % 3));
+    if (other != nullptr) bank.unlock(1 + ((id + 1) % 3));
+  }
+  EXPECT_EQ(::spindle::test::heap_allocations() - before, 0);
+  EXPECT_TRUE(ok);
+  EXPECT_GT(bank.stats().evictions, 100u);
+  EXPECT_EQ(bank.stats().panics, 1u);
 }
 
 }  // namespace

@@ -84,6 +84,9 @@
 namespace spindle::anim {
 
 class Skeleton;
+namespace detail {
+struct CompressedView;
+}
 
 struct Vec3Key {
   float time = 0.0f;  // seconds from the clip start
@@ -154,6 +157,7 @@ class Clip {
 
  private:
   friend struct SamplingJob;
+  friend class PackedClip;
 
   // Filled by quantized(); empty in a float clip. Track i = 3 * joint + 0 / 1 / 2 (translation /
   // rotation / scale) owns keys [first[i], first[i + 1]) of `times` and `values`.
@@ -190,6 +194,9 @@ class Clip {
     std::vector<glm::vec3> step;
     QuantizationError bound;
   };
+
+  // The compressed tables as views (empty unless is_compressed()).
+  detail::CompressedView compressed_view() const;
 
   std::string name_;
   float duration_ = 0.0f;

@@ -27,6 +27,19 @@
 // (decoding two keys per track). The result is the same bits either way, and within float rounding
 // of sampling quantized() of the same float clip (same keys; the interpolation fraction is a
 // multiply by a stored reciprocal, not a division). The cache holds ~150 bytes per joint for this.
+//
+// Packed clips (PackedClip::open() over bytes, or ClipBank::lock() for a clip in a cache slot)
+// are compressed clips in one block of memory; they sample to the same bits as the Clip they were
+// packed from:
+//
+//   const spindle::anim::PackedClip* walk = bank.lock(walk_id);   // nullptr: hold the last pose
+//   if (walk != nullptr) {
+//     spindle::anim::SamplingJob{.packed = walk, .time = t, .cache = &cache, .output =
+//     local}.run(); bank.unlock(walk_id);
+//   }
+//
+// The cache tells clips apart by address and, for packed clips, by content (PackedClip::id()), so
+// a slot reloaded with another clip is never sampled with the cursors of the one before.
 #pragma once
 
 #include <cstdint>
@@ -34,10 +47,15 @@
 #include <vector>
 
 #include <spindle/anim/clip.h>
+#include <spindle/anim/packed_clip.h>
 #include <spindle/anim/skeleton.h>
 #include <spindle/base/result.h>
 
 namespace spindle::anim {
+
+namespace detail {
+struct CompressedView;
+}
 
 // Which clips a SamplingCache must be able to sample. Compressed clips need ~130 bytes more per
 // joint (the decoded key pairs); a cache that only ever sees float or quantized() clips can skip
@@ -53,9 +71,12 @@ class SamplingCache {
 
   // Allocates room for a clip of up to joint_count joints; do this at set-up, not per frame.
   void resize(int joint_count, CacheFor clips = CacheFor::AnyClip);
-  // Forget the cursors (the next sample searches); needed if a clip is destroyed and another is
-  // created at the same address.
-  void invalidate() { clip_ = nullptr; }
+  // Forget the cursors (the next sample searches); needed if a Clip is destroyed and another is
+  // created at the same address (packed clips are told apart by content as well).
+  void invalidate() {
+    source_ = nullptr;
+    source_id_ = 0;
+  }
   int joint_capacity() const { return static_cast<int>(cursors_.size() / 3); }
   bool holds_compressed() const { return decoded_.size() == cursors_.size(); }
 
@@ -85,7 +106,10 @@ class SamplingCache {
   // Compressed clips: distinct key times at or before the last sampled time (its seek-table
   // index), so forward playback steps on from it instead of searching.
   std::uint32_t time_index_ = 0;
-  const Clip* clip_ = nullptr;
+  // The clip sampled last: its address (the Clip, or a packed clip's bytes) and, for a packed
+  // clip, its id().
+  const void* source_ = nullptr;
+  std::uint64_t source_id_ = 0;
   float time_ = 0.0f;
   std::uint64_t searches_ = 0;
   std::uint64_t decoded_keys_ = 0;
@@ -94,11 +118,13 @@ class SamplingCache {
 struct SamplingJob {
   // The clip to sample; must outlive the job.
   const Clip* clip = nullptr;
+  // Or a packed clip instead (exactly one of the two is set); its bytes must outlive the job.
+  const PackedClip* packed = nullptr;
   // Seconds from the clip start; clamped to the keys of each track.
   float time = 0.0f;
-  // Per-character cursor cache with joint_capacity() >= clip->joint_count(); updated by run().
+  // Per-character cursor cache with joint_capacity() >= the clip's joint count; updated by run().
   SamplingCache* cache = nullptr;
-  // Local pose, exactly clip->joint_count() joints; written by run().
+  // Local pose, exactly the clip's joint count; written by run().
   std::span<JointTransform> output{};
 
   core::Status validate() const;
@@ -106,7 +132,7 @@ struct SamplingJob {
   core::Status run() const;
 
  private:
-  void sample_compressed() const;
+  void sample_compressed(const detail::CompressedView& c, bool forward) const;
 };
 
 }  // namespace spindle::anim

@@ -1,0 +1,98 @@
+#include <spindle/anim/clip_bank.h>
+
+#include <cstring>
+
+#include <spindle/base/assert.h>
+#include <new>
+#include <string>
+#include <type_traits>
+
+namespace spindle::anim {
+namespace {
+
+core::CacheConfig cache_config(const ClipBankConfig& config) {
+  return {.name = "clip bank",
+          .slots = config.slots,
+          .slot_bytes = config.slot_bytes,  // the cache rounds it to 16: slots aligned for clips
+          .panic_mode = "the character holds its last pose"};
+}
+
+}  // namespace
+
+ClipBank::ClipBank(const ClipBankConfig& config) : cache_(cache_config(config), config.arena) {
+  if (config.max_clips == 0) return;
+  if (config.arena != nullptr) {
+    void* table = config.arena->allocate(sizeof(Entry) * config.max_clips, alignof(Entry));
+    if (table == nullptr) return;  // refused: the arena logs it; add() refuses every clip
+    clips_ = new (table) Entry[config.max_clips];
+  } else {
+    owned_ = std::make_unique<Entry[]>(config.max_clips);
+    clips_ = owned_.get();
+  }
+  capacity_ = config.max_clips;
+}
+
+ClipBank::~ClipBank() {
+  // Entries are trivially destructible: an arena's table needs no destructor calls.
+  static_assert(std::is_trivially_destructible_v<Entry>);
+}
+
+core::Result<ClipId> ClipBank::add(std::span<const std::byte> packed) {
+  core::Result<PackedClip> p = PackedClip::open(packed);
+  if (!p) return core::Status::error("clip bank: " + p.message());
+  const std::string where = "clip bank: clip '" + std::string(p.value().name()) + "': ";
+  const std::size_t bytes = p.value().bytes().size();
+  if (bytes > cache_.config().slot_bytes || cache_.capacity() == 0)
+    return core::Status::error(
+        where + std::to_string(bytes) + " bytes do not fit a slot of " +
+        std::to_string(cache_.capacity() == 0 ? 0 : cache_.config().slot_bytes) +
+        " (ClipBankConfig::slot_bytes, slots)");
+  if (count_ == capacity_)
+    return core::Status::error(where + "the bank holds " + std::to_string(capacity_) +
+                               " clips already (ClipBankConfig::max_clips)");
+  clips_[count_].source = p.value();
+  return ++count_;
+}
+
+template <bool Lock>
+const PackedClip* ClipBank::acquire(ClipId id) {
+  if (id == 0 || id > count_) return nullptr;
+  Entry& c = clips_[id - 1];
+  const std::span<const std::byte> source = c.source.bytes();
+  const auto load = [&](std::span<std::byte> slot) {
+    std::memcpy(slot.data(), source.data(), source.size());  // add() checked it fits
+    return source.size();
+  };
+  core::CacheEntry* e = Lock ? cache_.lock(id, load) : cache_.touch(id, load);
+  if (e == nullptr) return nullptr;  // the panic mode: counted and logged by the cache
+  if constexpr (Lock) c.entry = e;
+  c.loaded = c.source.copied_to(e->bytes().data());
+  return &c.loaded;
+}
+
+const PackedClip* ClipBank::lock(ClipId id) {
+  return acquire<true>(id);
+}
+const PackedClip* ClipBank::touch(ClipId id) {
+  return acquire<false>(id);
+}
+
+void ClipBank::unlock(ClipId id) {
+  if (id == 0 || id > count_) return;
+  Entry& c = clips_[id - 1];
+  SPINDLE_ASSERTF(c.entry != nullptr, "clip bank: unlock of clip %u, which is not locked", id);
+  if (c.entry == nullptr) return;
+  core::CacheEntry* e = c.entry;
+  if (e->locks() == 1) c.entry = nullptr;
+  cache_.unlock(e);
+}
+
+const PackedClip* ClipBank::source(ClipId id) const {
+  return id == 0 || id > count_ ? nullptr : &clips_[id - 1].source;
+}
+
+std::size_t ClipBank::footprint() const {
+  return cache_.footprint() + static_cast<std::size_t>(capacity_) * sizeof(Entry);
+}
+
+}  // namespace spindle::anim
