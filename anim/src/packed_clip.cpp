@@ -116,7 +116,11 @@ core::Result<PackedClip> PackedClip::open(std::span<const std::byte> bytes) {
     return fail("version " + std::to_string(h.version) + ", this build reads version " +
                 std::to_string(kVersion));
   if (h.name[sizeof h.name - 1] != '\0') return fail("the name at offset 64 is not terminated");
-  where = "packed clip '" + std::string(h.name) + "': ";
+  // The name as messages quote it: control bytes from a hostile file shown as '?'.
+  std::string name(h.name);
+  for (char& ch : name)
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
+  where = "packed clip '" + name + "': ";
   if ((h.flags & ~(detail::kWideTracks | detail::kWideTimes)) != 0)
     return fail("unknown flags " + std::to_string(h.flags) + " at offset 6");
   if (h.bytes > bytes.size())

@@ -642,8 +642,8 @@ int main(int argc, char** argv) {
   const bool handheld = SPINDLE_HANDHELD != 0;
   budget.add_arena("jobs", (handheld ? 32 : 64) * kib, "jobs over the pool run inline");
   budget.add_arena("ecs", (handheld ? 96 : 384) * kib,
-                   "none: sized at start-up (an overflow comes from the heap, reported)");
-  budget.add_arena("engine", 48 * kib, "none: sized at start-up");
+                   "a spawn past the world's capacity is refused");
+  budget.add_arena("engine", 48 * kib, "none: only start-up allocates here");
   budget.add_arena("swarm", 192 * kib, "a crowded cell: an enemy weighs only 16 candidates");
   budget.add_arena("game", 16 * kib, "no free shot: the ship holds fire");
   budget.add_arena("render", 256 * kib,

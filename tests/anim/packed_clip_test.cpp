@@ -215,6 +215,11 @@ TEST(PackedClip, RefusesHostileTablesEvenWithAValidChecksum) {
   };
   const Case cases[] = {
       {"0 joints", [](Packed& p) { p.patch<std::uint32_t>(20, 0); }},
+      {"packed clip '?alk_like': 0 joints",  // a control byte in the name is not echoed
+       [](Packed& p) {
+         p.patch<char>(64, '\x1b');
+         p.patch<std::uint32_t>(20, 0);
+       }},
       {"its counts need",
        [](Packed& p) { p.patch<std::uint32_t>(32, p.read<std::uint32_t>(32) - 1); }},
       {"duration", [](Packed& p) { p.patch<float>(24, NAN); }},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <spindle/base/budget.h>
 #include <spindle/base/log.h>
 
 namespace spindle::core {
@@ -14,7 +15,10 @@ World::~World() = default;
 
 Entity World::create() {
   const Entity e = entities_.create();
-  if (!e.is_null()) emit_lifecycle(e, true);
+  if (!e.is_null())
+    emit_lifecycle(e, true);
+  else if (panic_arena_ != nullptr)
+    panic_arena_->panic("a spawn found every entity slot in use");
   return e;
 }
 
@@ -70,7 +74,7 @@ void World::apply_commands() {
       case CommandBuffer::Op::Create:
         created = create();
         if (created.is_null()) {
-          if (command_stats_.create_failed++ == 0)
+          if (command_stats_.create_failed++ == 0 && panic_arena_ == nullptr)
             SPINDLE_LOG_WARNING(Core, "world: spawn refused, all %u entity slots in use",
                                 capacity());
         } else {

@@ -83,6 +83,8 @@ Engine::Impl::Impl(Engine& owner_engine, const EngineConfig& engine_config)
   // Per participant, not per thread of the current mode: set_mode() may start the workers later.
   const std::uint32_t participants = jobs->participant_count();
   world.commands().resize(participants);
+  // A full world is the "ecs" arena's panic mode: the spawn is refused.
+  if (config.memory != nullptr) world.set_panic_arena(config.memory->arena("ecs"));
   busy_before.assign(participants + 1, 0);  // + the slot of outside threads
   tags_before.assign(jobs::kMaxTags, jobs::TagStats{});
   stats.worker_busy_ns.assign(participants, 0);

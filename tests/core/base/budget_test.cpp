@@ -239,5 +239,42 @@ TEST(BudgetSealed, AnEngineBooksItsJobsAndWorldInTheBudgetAndFramesUseNoHeap) {
   engine.reset();  // before the budget: its memory outlives the engine
 }
 
+// The "ecs" arena's panic mode: a world booked in a budget refuses a spawn past its capacity,
+// and that is the arena's panic, counted in its panics() and logged once with its panic mode.
+TEST(Budget, AFullWorldIsTheEcsArenasPanicMode) {
+  MemoryBudget budget(1024 * 1024);
+  LogCapture log;
+  budget.add_arena("jobs", 128 * 1024, "jobs run inline");
+  BudgetArena& ecs = budget.add_arena("ecs", 256 * 1024, "the spawn is refused");
+  auto engine = std::make_unique<Engine>(EngineConfig{.mode = jobs::Mode::Single,
+                                                      .workers = 1,
+                                                      .pin_workers = false,
+                                                      .jobs_per_worker = 64,
+                                                      .entity_capacity = 8,
+                                                      .memory = &budget});
+  World& w = engine->world();
+  w.register_component<Pos>("pos");
+  for (int i = 0; i < 6; ++i) w.add<Pos>(w.create(), Pos{i, 0});
+  engine->add_stage(
+      {.name = "spawn", .access = Access{}.write<Pos>(), .run = [](StageContext& ctx) {
+         for (int i = 0; i < 3; ++i) ctx.commands().spawn(Pos{100 + i, 0});
+       }});
+  engine->frame(engine->config().fixed_step_ns);  // 2 of 3 spawns fit
+  EXPECT_EQ(w.entity_count(), 8u);
+  EXPECT_EQ(w.command_stats().create_failed, 1u);
+  EXPECT_EQ(ecs.panics(), 1u);
+  EXPECT_TRUE(w.create().is_null());  // a direct create() past the capacity too
+  EXPECT_EQ(ecs.panics(), 2u);
+  engine->frame(engine->config().fixed_step_ns);
+  EXPECT_EQ(w.command_stats().create_failed, 4u);
+  EXPECT_EQ(ecs.panics(), 5u);
+  EXPECT_EQ(budget.panics(), 5u);
+  // One line, the arena's, naming its panic mode; not the world's own warning besides.
+  EXPECT_EQ(log.count_containing("arena 'ecs'"), 1u);
+  EXPECT_EQ(log.count_containing("the spawn is refused"), 1u);
+  EXPECT_EQ(log.count_containing("world: spawn refused"), 0u);
+  engine.reset();
+}
+
 }  // namespace
 }  // namespace spindle::core

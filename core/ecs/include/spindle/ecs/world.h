@@ -59,6 +59,7 @@ namespace spindle::core {
 
 template <class... Ts>
 class Query;
+class BudgetArena;
 
 class World {
  public:
@@ -67,7 +68,8 @@ class World {
   World(const World&) = delete;
   World& operator=(const World&) = delete;
 
-  // Entities. create() returns Entity::null() when the capacity is reached.
+  // Entities. create() returns Entity::null() when the capacity is reached (the world's panic
+  // mode: the spawn is refused; see set_panic_arena()).
   Entity create();
   bool destroy(Entity entity);  // false for a stale handle; removes every component
   bool alive(Entity entity) const { return entities_.alive(entity); }
@@ -198,6 +200,10 @@ class World {
     std::uint64_t create_failed = 0;  // spawns that found the world full
   };
   const CommandStats& command_stats() const { return command_stats_; }
+  // In a memory budget (the engine sets its "ecs" arena): a spawn that finds the world full is
+  // that arena's panic(), counted in its panics() and logged once with its panic mode, instead of
+  // the world's own warning. nullptr: the warning.
+  void set_panic_arena(BudgetArena* arena) { panic_arena_ = arena; }
 
   // A hash of every live entity and every component value, in entity-index order and
   // component-registration order, then of the hashed resources (set_resource()): identical for
@@ -244,6 +250,7 @@ class World {
   EventQueues events_;
   CommandBuffers commands_;
   CommandStats command_stats_;
+  BudgetArena* panic_arena_ = nullptr;
 };
 
 template <class T>
