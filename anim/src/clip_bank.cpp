@@ -37,7 +37,7 @@ ClipBank::~ClipBank() {
   static_assert(std::is_trivially_destructible_v<Entry>);
 }
 
-core::Result<ClipId> ClipBank::add(std::span<const std::byte> packed) {
+core::Result<BankedClipId> ClipBank::add(std::span<const std::byte> packed) {
   core::Result<PackedClip> p = PackedClip::open(packed);
   if (!p) return core::Status::error("clip bank: " + p.message());
   const std::string where = "clip bank: clip '" + std::string(p.value().name()) + "': ";
@@ -51,44 +51,54 @@ core::Result<ClipId> ClipBank::add(std::span<const std::byte> packed) {
     return core::Status::error(where + "the bank holds " + std::to_string(capacity_) +
                                " clips already (ClipBankConfig::max_clips)");
   clips_[count_].source = p.value();
-  return ++count_;
+  return id_of(++count_);
+}
+
+ClipBank::Entry* ClipBank::entry_of(BankedClipId id) const {
+  const auto n = static_cast<std::uint32_t>(id);
+  return n == 0 || n > count_ ? nullptr : &clips_[n - 1];
 }
 
 template <bool Lock>
-const PackedClip* ClipBank::acquire(ClipId id) {
-  if (id == 0 || id > count_) return nullptr;
-  Entry& c = clips_[id - 1];
+const PackedClip* ClipBank::acquire(BankedClipId id) {
+  Entry* found = entry_of(id);
+  if (found == nullptr) return nullptr;
+  Entry& c = *found;
   const std::span<const std::byte> source = c.source.bytes();
   const auto load = [&](std::span<std::byte> slot) {
     std::memcpy(slot.data(), source.data(), source.size());  // add() checked it fits
     return source.size();
   };
-  core::CacheEntry* e = Lock ? cache_.lock(id, load) : cache_.touch(id, load);
+  const auto key = static_cast<std::uint64_t>(id);
+  core::CacheEntry* e = Lock ? cache_.lock(key, load) : cache_.touch(key, load);
   if (e == nullptr) return nullptr;  // the panic mode: counted and logged by the cache
   if constexpr (Lock) c.entry = e;
   c.loaded = c.source.copied_to(e->bytes().data());
   return &c.loaded;
 }
 
-const PackedClip* ClipBank::lock(ClipId id) {
+const PackedClip* ClipBank::lock(BankedClipId id) {
   return acquire<true>(id);
 }
-const PackedClip* ClipBank::touch(ClipId id) {
+const PackedClip* ClipBank::touch(BankedClipId id) {
   return acquire<false>(id);
 }
 
-void ClipBank::unlock(ClipId id) {
-  if (id == 0 || id > count_) return;
-  Entry& c = clips_[id - 1];
-  SPINDLE_ASSERTF(c.entry != nullptr, "clip bank: unlock of clip %u, which is not locked", id);
+void ClipBank::unlock(BankedClipId id) {
+  Entry* found = entry_of(id);
+  if (found == nullptr) return;
+  Entry& c = *found;
+  SPINDLE_ASSERTF(c.entry != nullptr, "clip bank: unlock of clip %u, which is not locked",
+                  static_cast<unsigned>(id));
   if (c.entry == nullptr) return;
   core::CacheEntry* e = c.entry;
   if (e->locks() == 1) c.entry = nullptr;
   cache_.unlock(e);
 }
 
-const PackedClip* ClipBank::source(ClipId id) const {
-  return id == 0 || id > count_ ? nullptr : &clips_[id - 1].source;
+const PackedClip* ClipBank::source(BankedClipId id) const {
+  const Entry* c = entry_of(id);
+  return c == nullptr ? nullptr : &c->source;
 }
 
 std::size_t ClipBank::footprint() const {

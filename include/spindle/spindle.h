@@ -52,6 +52,7 @@
 #endif
 #if SPINDLE_HAS_ANIM
 #include <spindle/anim/animation_plugin.h>
+#include <spindle/anim/clip_bank.h>
 #include <spindle/anim/float_track.h>
 #include <spindle/anim/ik_job.h>
 #include <spindle/anim/keyframe_optimizer.h>

@@ -51,9 +51,11 @@ TEST(CompressedAlloc, TheClipBankAllocatesNothingAfterAdd) {
   bool ok = true;
   for (int f = 0; f < 300; ++f) {
     // Three clips through two slots: misses, evictions, and one frame in the panic mode.
-    const auto id = static_cast<ClipId>(1 + f % 3);
-    const PackedClip* held = f == 150 ? bank.lock(1 + (id % 3)) : nullptr;
-    const PackedClip* other = f == 150 ? bank.lock(1 + ((id + 1) % 3)) : nullptr;
+    const auto n = static_cast<std::uint32_t>(f % 3);
+    const BankedClipId id = ClipBank::id_of(1 + n), next = ClipBank::id_of(1 + (n + 1) % 3),
+                       after = ClipBank::id_of(1 + (n + 2) % 3);
+    const PackedClip* held = f == 150 ? bank.lock(next) : nullptr;
+    const PackedClip* other = f == 150 ? bank.lock(after) : nullptr;
     const PackedClip* clip = bank.lock(id);
     if (clip != nullptr) {
       ok = ok && SamplingJob{.packed = clip,
@@ -63,8 +65,8 @@ TEST(CompressedAlloc, TheClipBankAllocatesNothingAfterAdd) {
                      .run();
       bank.unlock(id);
     }
-    if (held != nullptr) bank.unlock(1 + (id % 3));
-    if (other != nullptr) bank.unlock(1 + ((id + 1) % 3));
+    if (held != nullptr) bank.unlock(next);
+    if (other != nullptr) bank.unlock(after);
   }
   EXPECT_EQ(::spindle::test::heap_allocations() - before, 0);
   EXPECT_TRUE(ok);

@@ -295,9 +295,9 @@ struct Rom {
 TEST(ClipBank, FilledPastItsSlotsItPanicsThenEvictsTheLeastRecentlyUsed) {
   Rom rom;
   ClipBank bank({.slots = 3, .slot_bytes = 48u << 10});
-  std::vector<ClipId> ids;
+  std::vector<BankedClipId> ids;
   for (const Packed& p : rom.packed) {
-    core::Result<ClipId> id = bank.add(p.bytes());
+    core::Result<BankedClipId> id = bank.add(p.bytes());
     ASSERT_TRUE(id) << id.message();
     ids.push_back(id.value());
   }
@@ -327,22 +327,22 @@ TEST(ClipBank, FilledPastItsSlotsItPanicsThenEvictsTheLeastRecentlyUsed) {
   const PackedClip* fourth = bank.lock(ids[3]);
   ASSERT_NE(fourth, nullptr);
   EXPECT_EQ(bank.stats().evictions, 1u);
-  EXPECT_EQ(bank.cache().find(ids[1]), nullptr);
-  EXPECT_NE(bank.cache().find(ids[0]), nullptr);
+  EXPECT_EQ(bank.cache().find(static_cast<std::uint64_t>(ids[1])), nullptr);
+  EXPECT_NE(bank.cache().find(static_cast<std::uint64_t>(ids[0])), nullptr);
   cache.invalidate();
   EXPECT_TRUE(same_bits(sample(*fourth, 0.7f, cache), sample_fresh(*rom.clip[3], 0.7f)));
   // Unknown ids are nobody's clip.
-  EXPECT_EQ(bank.lock(0), nullptr);
-  EXPECT_EQ(bank.lock(99), nullptr);
-  EXPECT_EQ(bank.source(99), nullptr);
+  EXPECT_EQ(bank.lock(BankedClipId::None), nullptr);
+  EXPECT_EQ(bank.lock(ClipBank::id_of(99)), nullptr);
+  EXPECT_EQ(bank.source(ClipBank::id_of(99)), nullptr);
   EXPECT_EQ(bank.source(ids[2])->id(), PackedClip::open(rom.packed[2].bytes()).value().id());
 }
 
 TEST(ClipBank, ASlotReloadedWithAnotherClipIsNotSampledWithTheOldCursors) {
   Rom rom;
   ClipBank bank({.slots = 1, .slot_bytes = 48u << 10});
-  const ClipId a = bank.add(rom.packed[0].bytes()).value(),
-               b = bank.add(rom.packed[3].bytes()).value();
+  const BankedClipId a = bank.add(rom.packed[0].bytes()).value(),
+                     b = bank.add(rom.packed[3].bytes()).value();
   SamplingCache cache(rom.clip[0]->joint_count());
   const PackedClip* first = bank.touch(a);
   ASSERT_NE(first, nullptr);
@@ -365,14 +365,14 @@ TEST(ClipBank, AddRefusesByName) {
   Rom rom;
   {
     ClipBank bank({.slots = 2, .slot_bytes = 1024, .max_clips = 1});
-    core::Result<ClipId> r = bank.add(rom.packed[0].bytes());
+    core::Result<BankedClipId> r = bank.add(rom.packed[0].bytes());
     ASSERT_FALSE(r);
     EXPECT_NE(r.message().find("clip 'walk'"), std::string::npos) << r.message();
     EXPECT_NE(r.message().find("do not fit a slot of 1024"), std::string::npos) << r.message();
   }
   ClipBank bank({.slots = 2, .slot_bytes = 48u << 10, .max_clips = 1});
   std::vector<std::uint32_t> junk(64, 0x12345678);
-  core::Result<ClipId> r = bank.add(std::as_bytes(std::span(junk)));
+  core::Result<BankedClipId> r = bank.add(std::as_bytes(std::span(junk)));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.message().rfind("clip bank: packed clip", 0), 0u) << r.message();
   ASSERT_TRUE(bank.add(rom.packed[0].bytes()));
@@ -380,8 +380,8 @@ TEST(ClipBank, AddRefusesByName) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.message().find("max_clips"), std::string::npos) << r.message();
   EXPECT_EQ(bank.clip_count(), 1u);  // the refusals lost nothing
-  EXPECT_NE(bank.lock(1), nullptr);
-  bank.unlock(1);
+  EXPECT_NE(bank.lock(ClipBank::id_of(1)), nullptr);
+  bank.unlock(ClipBank::id_of(1));
 }
 
 TEST(ClipBank, ItsMemoryComesFromItsArena) {
@@ -393,16 +393,16 @@ TEST(ClipBank, ItsMemoryComesFromItsArena) {
     EXPECT_EQ(bank.cache().config().slot_bytes, 40016u);  // slots stay 16-byte aligned
     EXPECT_GE(arena.high_water(), bank.footprint());
     ASSERT_TRUE(bank.add(rom.packed[2].bytes()));
-    const PackedClip* c = bank.lock(1);
+    const PackedClip* c = bank.lock(ClipBank::id_of(1));
     ASSERT_NE(c, nullptr);
     EXPECT_TRUE(arena.owns(c->bytes().data()));
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(c->bytes().data()) % 16, 0u);
-    bank.unlock(1);
+    bank.unlock(ClipBank::id_of(1));
   }
   // An arena too small for the slots: a bank that takes no clip, and says so.
   core::BudgetArena& tiny = budget.add_arena("tiny", 1024, "none");
   ClipBank starved({.slots = 3, .slot_bytes = 30000, .arena = &tiny});
-  core::Result<ClipId> r = starved.add(rom.packed[0].bytes());
+  core::Result<BankedClipId> r = starved.add(rom.packed[0].bytes());
   ASSERT_FALSE(r);
   EXPECT_NE(r.message().find("slot of 0"), std::string::npos) << r.message();
 }

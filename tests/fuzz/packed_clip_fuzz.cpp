@@ -39,7 +39,7 @@ struct Good {
 };
 
 // The pose of the bank's clip `id` at 0.3 s, as bytes.
-std::vector<std::byte> pose_of(anim::ClipBank& bank, anim::ClipId id) {
+std::vector<std::byte> pose_of(anim::ClipBank& bank, anim::BankedClipId id) {
   const anim::PackedClip* p = bank.touch(id);
   SPINDLE_FUZZ_CHECK(p != nullptr, "the good clip is not in the bank");
   std::vector<anim::JointTransform> out(static_cast<std::size_t>(p->joint_count()));
@@ -65,9 +65,9 @@ void try_bytes(const Good& good, std::span<const std::byte> bytes) {
   spindle::fuzz::outcome(p.ok(), p.message());
   // A bank that holds the good clip takes these bytes or refuses them as open() does.
   anim::ClipBank bank({.slots = 1, .slot_bytes = kSlotBytes, .max_clips = 2});
-  const anim::ClipId good_id = bank.add(good.bytes()).value();
+  const anim::BankedClipId good_id = bank.add(good.bytes()).value();
   const std::vector<std::byte> before = pose_of(bank, good_id);
-  const spindle::core::Result<anim::ClipId> added = bank.add(bytes);
+  const spindle::core::Result<anim::BankedClipId> added = bank.add(bytes);
   SPINDLE_FUZZ_CHECK(added.ok() == p.ok() || (p.ok() && p.value().bytes().size() > kSlotBytes),
                      "the bank and open() disagree: " + added.message());
   if (!p) {

@@ -8,7 +8,8 @@
 //
 //   spindle::anim::ClipBank bank({.slots = 4, .slot_bytes = 16u << 10,
 //                                 .arena = budget.arena("anim")});
-//   spindle::core::Result<spindle::anim::ClipId> walk = bank.add(rom_walk_bytes);  // at start-up
+//   spindle::core::Result<spindle::anim::BankedClipId> walk = bank.add(rom_walk_bytes);  // at
+//   start-up
 //   ...
 //   if (const spindle::anim::PackedClip* clip = bank.lock(walk.value())) {
 //     spindle::anim::SamplingJob{.packed = clip, .time = t, .cache = &cache,
@@ -37,8 +38,9 @@
 
 namespace spindle::anim {
 
-// A clip added to a bank: 1, 2, ... in the order added.
-using ClipId = std::uint32_t;
+// A clip added to a bank: 1, 2, ... in the order added (AnimationPlugin's ClipId is another
+// thing: a clip the plugin owns).
+enum class BankedClipId : std::uint32_t { None = 0 };
 
 struct ClipBankConfig {
   std::uint32_t slots = 8;
@@ -59,18 +61,20 @@ class ClipBank {
   // Registers packed bytes that stay in the caller's memory, unchanged, for the bank's life.
   // Errors name the clip: bytes PackedClip::open() refuses, a clip bigger than a slot, more than
   // max_clips clips.
-  core::Result<ClipId> add(std::span<const std::byte> packed);
+  core::Result<BankedClipId> add(std::span<const std::byte> packed);
 
   // The clip in a slot, loaded on a miss and locked until unlock(id); nullptr in the panic mode
   // (every slot locked) or for an id add() did not return.
-  const PackedClip* lock(ClipId id);
-  void unlock(ClipId id);
+  const PackedClip* lock(BankedClipId id);
+  void unlock(BankedClipId id);
   // The clip in a slot, valid until the next lock() or touch() (one sample now).
-  const PackedClip* touch(ClipId id);
+  const PackedClip* touch(BankedClipId id);
 
   // The clip as added (in the caller's memory); nullptr for an unknown id.
-  const PackedClip* source(ClipId id) const;
+  const PackedClip* source(BankedClipId id) const;
   std::uint32_t clip_count() const { return count_; }
+  // The id add() gave the n-th clip added (1, 2, ...): the bank's table as a ROM index.
+  static BankedClipId id_of(std::uint32_t n) { return static_cast<BankedClipId>(n); }
   const core::CacheStats& stats() const { return cache_.stats(); }
   const core::ResourceCache& cache() const { return cache_; }
   // Bytes taken at construction: the slots and the clip table.
@@ -83,7 +87,8 @@ class ClipBank {
     core::CacheEntry* entry = nullptr;
   };
   template <bool Lock>
-  const PackedClip* acquire(ClipId id);
+  const PackedClip* acquire(BankedClipId id);
+  Entry* entry_of(BankedClipId id) const;
 
   core::ResourceCache cache_;
   Entry* clips_ = nullptr;
