@@ -22,7 +22,11 @@
 //
 // Parameters: a scene may declare integer parameters (SceneDef::params); each becomes a flag of
 // spindle_loadtest (`--joints 80`), checked against its range, and the setup reads the value with
-// p.param("joints"). The report lists every parameter's value.
+// p.param("joints"). The report lists every parameter's value. register_scene() gives every scene
+// that does not declare it "draw" (1, or 0: no render stage in the frame; add_scene_renderer()
+// does it).
+inline constexpr const char* kDrawParam =
+    "1: draw what the scene simulates; 0: no render stages, the simulation alone";
 #pragma once
 
 #include <cstdint>

@@ -50,12 +50,21 @@ render::Renderer& add_scene_renderer(
   config.renderer.max_draws = std::max(max_draws, 16u) + p.extra_draws;
   config.submit = std::move(submit);
   config.submit_access = std::move(submit_reads);
-  render::Renderer& r = engine.add_plugin<render::RenderPlugin>(std::move(config)).renderer();
+  SceneRendering rendering;
+  if (p.param("draw") != 0) {
+    rendering.renderer = &engine.add_plugin<render::RenderPlugin>(std::move(config)).renderer();
+  } else {
+    // Not in the frame: the scene's setup still adds its meshes and materials to it.
+    rendering.detached = std::make_shared<render::Renderer>(config.renderer);
+    rendering.renderer = rendering.detached.get();
+    rendering.drawn = false;
+  }
+  render::Renderer& r = *rendering.renderer;
   camera.aspect = static_cast<float>(p.width) / static_cast<float>(p.height);
   r.set_camera(camera);
   r.lights().ambient = glm::vec3(0.2f);
   r.lights().directional = {.direction = {0.3f, 0.8f, 0.5f}, .color = glm::vec3(0.8f)};
-  engine.world().set_resource<SceneRendering>(SceneRendering{&r});
+  engine.world().set_resource<SceneRendering>(std::move(rendering));
   if (engine.world().resource<SceneAudio>() == nullptr)
     add_scene_audio(engine, p, camera.position, 4);
   return r;

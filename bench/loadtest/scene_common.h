@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include <spindle/audio/audio_plugin.h>
@@ -35,8 +36,12 @@ render::Camera overview_camera(float side, float height, float distance);
 void use_transforms(core::Engine& engine);
 
 // The scene's renderer, as a world resource so the harness can read its image (and hash it).
+// With --draw 0 the renderer holds the scene's meshes and materials but is not in the frame:
+// `drawn` is false, `detached` owns it, and the harness reads no image.
 struct SceneRendering {
   render::Renderer* renderer = nullptr;
+  bool drawn = true;
+  std::shared_ptr<render::Renderer> detached{};
 };
 
 // Adds the RenderPlugin (entities with WorldTransform + MeshInstance are drawn; `submit` adds
@@ -44,6 +49,9 @@ struct SceneRendering {
 // with `camera` (its aspect set to the image's), a sun and a little ambient light, for up to
 // `max_draws` draws a frame. When the engine has a scene renderer already (a scene set up inside
 // another), returns that one as it is: its camera, its draws, its submit.
+// With `--draw 0` (p.param("draw"), which every scene has) no render stage joins the frame: the
+// renderer returned takes the scene's meshes, materials and MeshInstances as usual and never
+// draws, so the frame is the simulation alone (and its audio).
 render::Renderer& add_scene_renderer(
     core::Engine& engine, const SceneParams& p, render::Camera camera, std::uint32_t max_draws,
     std::function<void(core::StageContext&, render::Renderer&)> submit = {},

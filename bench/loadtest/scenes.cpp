@@ -36,6 +36,11 @@ bool register_scene(SceneDef def) {
                       def.default_objects.back() <= def.objects.max,
                   "scene %s: default object counts ascending, within %u to %u", def.name.c_str(),
                   def.objects.min, def.objects.max);
+  // Every scene can leave drawing out (--draw 0), so a subsystem is measured on its own; a scene
+  // that draws in its own way (crowd, orchestra) declares "draw" itself.
+  if (std::none_of(def.params.begin(), def.params.end(),
+                   [](const SceneParam& p) { return p.name == "draw"; }))
+    def.params.push_back({"draw", kDrawParam, 1, 0, 1});
   std::string name = def.name;
   registry()[name] = std::move(def);
   return true;

@@ -49,12 +49,14 @@ Split split(std::uint32_t n) {
           std::clamp(n / 10, 1u, 20'000u)};
 }
 
-// The part scene's parameters at their defaults, with this run's size and seed.
+// The part scene's parameters at their defaults, with this run's size, seed and --draw.
 SceneParams part(const SceneDef& def, const SceneParams& p, std::uint32_t objects,
                  std::uint32_t extra_draws) {
   SceneParams q = p;
   q.objects = objects;
   q.params = def.params;
+  for (SceneParam& param : q.params)
+    if (param.name == "draw") param.value = p.param("draw");
   q.extra_draws = extra_draws;
   return q;
 }

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -543,6 +544,52 @@ TEST(LoadTestRun, ScenesRenderWithScreenshotsAndTheSameImageInEveryMode) {
       EXPECT_GT(size, 100u) << name;
       EXPECT_NE(html.find("shots/" + name), std::string::npos) << name;
     }
+}
+
+// Every scene takes --draw 0: no render stage joins its frame (so a subsystem is measured on its
+// own), no image is read, the modes still agree, and the report records the setting.
+TEST(LoadTestRun, EverySceneRunsWithoutDrawingAndTheModesAgree) {
+  register_builtin_scenes();
+  const std::string mode_list = own_mode_list();
+  std::size_t scenes = 0;
+  for (const std::string& name : scene_names()) {
+    SCOPED_TRACE(name);
+    const SceneDef* def = find_scene(name);
+    ASSERT_NE(def, nullptr);
+    const bool declares = std::any_of(def->params.begin(), def->params.end(),
+                                      [](const SceneParam& p) { return p.name == "draw"; });
+    EXPECT_TRUE(declares);
+    const auto dir = temp_dir("nodraw_" + name);
+    const std::string objects = std::to_string(std::max(def->objects.min, 100u));
+    // clang-format off
+    const Result r = run({"--scene", name, "--objects", objects, "--draw", "0",
+                          "--modes", mode_list, "--workers", "2", "--frames", "3", "--warmup",
+                          "1", "--repeats", "1", "--trace-frames", "0", "--no-pin", "--width",
+                          "160", "--height", "96", "--out", dir.string()});
+    // clang-format on
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("every mode ended with the same world hash (nothing was drawn)"),
+              std::string::npos)
+        << r.out;
+    const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
+    EXPECT_EQ(run_json["settings"]["parameters"][name + ".draw"], 0);
+    for (const auto& s : run_json["series"]) {
+      for (const auto& stage : s["stage_names"])
+        EXPECT_NE(stage.get<std::string>().rfind("render_", 0), 0u) << stage;
+      EXPECT_EQ(s.value("image_hash", std::uint64_t{0}), 0u);
+    }
+    ++scenes;
+  }
+  EXPECT_GE(scenes, 10u);
+  // With --draw 1 (the default) the same scenes draw.
+  const auto dir = temp_dir("draw_boids");
+  const Result r =
+      run({"--scene", "boids", "--objects", "100", "--modes", "single", "--frames", "2", "--warmup",
+           "1", "--repeats", "1", "--trace-frames", "0", "--out", dir.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
+  const auto& names = run_json["series"][0]["stage_names"];
+  EXPECT_NE(std::find(names.begin(), names.end(), "render_raster"), names.end());
 }
 
 // The audio scene mixes through the audio stages in every mode to the same output (its hash is
