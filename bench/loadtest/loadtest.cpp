@@ -314,12 +314,12 @@ const render::Renderer* scene_renderer(core::Engine& engine) {
   return r != nullptr && r->drawn ? r->renderer : nullptr;
 }
 
-// `screenshot`: where to write the last frame's image (empty: nowhere); the path is kept in
-// the series when written.
-// `background` runs during the warm-up and the measured frames only.
+// `screenshot`: where to write the last frame's image, `shrink` times smaller on each side
+// (empty: nowhere; nothing either when the scene draws nothing); the path is kept in the series
+// when written. `background` runs during the warm-up and the measured frames only.
 report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mode,
                           std::uint32_t objects, std::uint32_t repeat, Background& background,
-                          const std::string& screenshot = {}) {
+                          const std::string& screenshot = {}, int shrink = 1) {
   report::Series r;
   core::Engine engine(engine_config(scene, o, mode, objects, false));
   scene.setup(engine, scene_setup_params(o, scene, objects));
@@ -381,8 +381,10 @@ report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mo
   if (const render::Renderer* renderer = scene_renderer(engine)) {
     r.image_hash = renderer->image_hash();
     if (!screenshot.empty()) {
-      if (core::Status s = renderer->screenshot(screenshot); !s)
-        throw std::runtime_error(s.message());
+      const core::Status s =
+          shrink > 1 ? render::write_png(render::downscale(renderer->image(), shrink), screenshot)
+                     : renderer->screenshot(screenshot);
+      if (!s) throw std::runtime_error(s.message());
       r.screenshot = screenshot;
     }
   }
@@ -562,8 +564,9 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   add_integer(app, "--width", o.width, 16u, 4096u, "rendered image width in pixels");
   add_integer(app, "--height", o.height, 16u, 4096u, "rendered image height in pixels");
   app.add_option("--screenshot", o.screenshot_dir,
-                 "folder for one PNG per scene and object count (the last frame of its first "
-                 "series); the HTML report shows them beside the charts")
+                 "folder for one full-size PNG per scene and object count (the last frame of its "
+                 "first series); without it, thumbnails at most 320 pixels wide go to OUT/thumbs. "
+                 "The HTML report shows them beside the charts")
       ->check(any_value());
   // Every registered scene's parameters become flags, one per name, accepting the union of the
   // declared ranges (each scene's own range is checked below, once the scenes run are known).
@@ -729,13 +732,17 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
     if (core::Status s = core::install_crash_handler({.path = report}); !s)
       err << "spindle_loadtest: no crash report: " << s.message() << "\n";
   }
-  if (!o.screenshot_dir.empty()) {
-    std::filesystem::create_directories(o.screenshot_dir, ec);
-    if (ec || !std::filesystem::is_directory(o.screenshot_dir)) {
-      err << "spindle_loadtest: --screenshot: cannot create folder '" << o.screenshot_dir << "'"
-          << (ec ? ": " + ec.message() : "") << "\n";
-      return 2;
-    }
+  // Without --screenshot, the report still shows each scene: a thumbnail of the same frame, at
+  // most 320 pixels wide, in <out>/thumbs.
+  const bool thumbnails = o.screenshot_dir.empty();
+  const std::string shot_dir =
+      thumbnails ? (std::filesystem::path(o.out) / "thumbs").string() : o.screenshot_dir;
+  const int shot_shrink = thumbnails ? static_cast<int>((o.width + 319) / 320) : 1;
+  std::filesystem::create_directories(shot_dir, ec);
+  if (ec || !std::filesystem::is_directory(shot_dir)) {
+    err << "spindle_loadtest: " << (thumbnails ? "" : "--screenshot: ") << "cannot create folder '"
+        << shot_dir << "'" << (ec ? ": " + ec.message() : "") << "\n";
+    return 2;
   }
   // The files report::write_report writes (report.h), and the trace. Each is replaced, so one
   // that is not a regular file would be written into (a device) or block the writer (a FIFO)
@@ -792,12 +799,12 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
           report::Series r;
           // The first series of each (scene, count) leaves its last frame as a screenshot.
           std::string shot;
-          if (!o.screenshot_dir.empty() && !have_reference)
-            shot = (std::filesystem::path(o.screenshot_dir) /
+          if (!have_reference)
+            shot = (std::filesystem::path(shot_dir) /
                     (scene->name + "_" + std::to_string(objects) + ".png"))
                        .string();
           try {
-            r = run_series(*scene, o, mode, objects, rep, background, shot);
+            r = run_series(*scene, o, mode, objects, rep, background, shot, shot_shrink);
           } catch (const std::exception& e) {
             err << "spindle_loadtest: " << scene->name << " " << jobs::to_string(mode) << " with "
                 << objects << " objects failed: " << e.what() << "\n";

@@ -187,6 +187,32 @@ core::Status write_png(const Image& image, const std::string& path) {
   return {};
 }
 
+Image downscale(const Image& image, int factor) {
+  if (factor <= 1 || image.empty()) {
+    Image copy(image.width(), image.height());
+    for (int y = 0; y < image.height(); ++y) std::copy_n(image.row(y), image.width(), copy.row(y));
+    return copy;
+  }
+  const int w = std::max(1, image.width() / factor), h = std::max(1, image.height() / factor);
+  Image out(w, h);
+  for (int y = 0; y < h; ++y) {
+    // The last block row and column reach the image's edge.
+    const int y0 = y * factor, y1 = y + 1 == h ? image.height() : y0 + factor;
+    for (int x = 0; x < w; ++x) {
+      const int x0 = x * factor, x1 = x + 1 == w ? image.width() : x0 + factor;
+      std::uint32_t sum[4] = {0, 0, 0, 0};
+      for (int yy = y0; yy < y1; ++yy)
+        for (int xx = x0; xx < x1; ++xx)
+          for (int c = 0; c < 4; ++c) sum[c] += (image.at(xx, yy) >> (8 * c)) & 0xffu;
+      const auto n = static_cast<std::uint32_t>((y1 - y0) * (x1 - x0));
+      std::uint32_t pixel = 0;
+      for (int c = 0; c < 4; ++c) pixel |= ((sum[c] + n / 2) / n) << (8 * c);
+      out.at(x, y) = pixel;
+    }
+  }
+  return out;
+}
+
 core::Result<ImageDiff> diff_images(const Image& a, const Image& b, int gain) {
   if (a.width() != b.width() || a.height() != b.height())
     return core::Status::error("diff_images: sizes differ (" + size_text(a.width(), a.height()) +

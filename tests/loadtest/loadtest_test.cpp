@@ -17,6 +17,7 @@
 
 #include <spindle/base/assert.h>
 #include <spindle/jobs/job_system.h>
+#include <spindle/render/image.h>
 
 #include "loadtest.h"
 #include "scene.h"
@@ -544,6 +545,35 @@ TEST(LoadTestRun, ScenesRenderWithScreenshotsAndTheSameImageInEveryMode) {
       EXPECT_GT(size, 100u) << name;
       EXPECT_NE(html.find("shots/" + name), std::string::npos) << name;
     }
+}
+
+// Without --screenshot the report still shows every scene and count it drew: a thumbnail at
+// most 320 pixels wide, the same frame --screenshot writes full size.
+TEST(LoadTestRun, TheReportShowsAThumbnailOfEverySceneAndCountByDefault) {
+  const auto dir = temp_dir("thumbs");
+  // clang-format off
+  const Result r = run({"--scene", "boids,cubes", "--objects", "50,300", "--modes", "single",
+                        "--frames", "2", "--warmup", "1", "--repeats", "1", "--trace-frames", "0",
+                        "--width", "800", "--height", "450", "--out", dir.string()});
+  // clang-format on
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string html = slurp(dir / "report.html");
+  for (const char* scene : {"boids", "cubes"})
+    for (const char* n : {"50", "300"}) {
+      const std::string name = std::string(scene) + "_" + n + ".png";
+      core::Result<render::Image> thumb = render::load_png((dir / "thumbs" / name).string());
+      ASSERT_TRUE(thumb) << thumb.message();
+      EXPECT_EQ(thumb.value().width(), 266) << name;  // 800 / 3
+      EXPECT_EQ(thumb.value().height(), 150) << name;
+      EXPECT_NE(html.find("thumbs/" + name), std::string::npos) << name;
+    }
+  // A scene that draws nothing has no thumbnail.
+  const auto undrawn = temp_dir("thumbs_undrawn");
+  ASSERT_EQ(run({"--scene", "boids", "--objects", "50", "--modes", "single", "--frames", "2",
+                 "--warmup", "1", "--repeats", "1", "--draw", "0", "--out", undrawn.string()})
+                .code,
+            0);
+  EXPECT_FALSE(std::filesystem::exists(undrawn / "thumbs" / "boids_50.png"));
 }
 
 // Every scene takes --draw 0: no render stage joins its frame (so a subsystem is measured on its

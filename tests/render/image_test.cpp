@@ -115,6 +115,30 @@ TEST(Image, HashAndSamePixelsIgnorePadding) {
   EXPECT_NE(Image(2, 3).hash(), Image(3, 2).hash());
 }
 
+TEST(Image, DownscaleAveragesBlocksAndTheEdgesTakeTheRest) {
+  // 5 x 3 with stride padding: factor 2 gives 2 x 1; the last column block is 3 wide, the row
+  // block all 3 rows.
+  Image img(5, 3, rgba(0, 0, 0, 255), 8);
+  for (int y = 0; y < 3; ++y)
+    for (int x = 0; x < 5; ++x)
+      img.at(x, y) = rgba(static_cast<std::uint32_t>(10 * x), static_cast<std::uint32_t>(y),
+                          x < 2 ? 0u : 200u, 255);
+  const Image small = downscale(img, 2);
+  ASSERT_EQ(small.width(), 2);
+  ASSERT_EQ(small.height(), 1);
+  // Block 0: x 0-1, y 0-2: red (0 + 10) / 2 = 5, green (0 + 1 + 2) / 3 = 1, blue 0.
+  EXPECT_EQ(small.at(0, 0), rgba(5, 1, 0, 255));
+  // Block 1: x 2-4: red (20 + 30 + 40) / 3 = 30, green 1, blue 200.
+  EXPECT_EQ(small.at(1, 0), rgba(30, 1, 200, 255));
+  // Rounded, not truncated: 0 and 255 average to 128.
+  Image two(2, 1, rgba(0, 0, 0, 0));
+  two.at(1, 0) = rgba(255, 255, 255, 255);
+  EXPECT_EQ(downscale(two, 2).at(0, 0), rgba(128, 128, 128, 128));
+  // Larger than the image: one pixel; 1: the same pixels.
+  EXPECT_EQ(downscale(img, 10).width(), 1);
+  EXPECT_TRUE(downscale(img, 1).same_pixels(img));
+}
+
 TEST(Png, RoundTripsOddSizes) {
   for (auto [w, h] : {std::pair{1, 1}, {3, 5}, {17, 2}, {31, 33}}) {
     const Image img = patterned_image(w, h, 0x1234u + static_cast<std::uint32_t>(w));

@@ -92,6 +92,11 @@ core::Result<Image> load_png(const std::string& path);
 // Writes the visible pixels as an RGBA PNG; the error names the path.
 core::Status write_png(const Image& image, const std::string& path);
 
+// `image` made `factor` times smaller on each side (at least 1 pixel): each pixel the rounded
+// mean of a factor x factor block, channel by channel (the blocks of the last row and column
+// take what is left). For thumbnails; factor <= 1 is a copy.
+Image downscale(const Image& image, int factor);
+
 // Differences between two images of the same size: pixels that differ, the largest channel
 // difference, and an image of the per-channel absolute differences (scaled by `gain`, alpha 255).
 struct ImageDiff {
