@@ -314,12 +314,38 @@ const render::Renderer* scene_renderer(core::Engine& engine) {
   return r != nullptr && r->drawn ? r->renderer : nullptr;
 }
 
+// Frames in a scene's strip, and game time between them.
+constexpr int kStripFrames = 6;
+constexpr std::int64_t kStripStepNs = 100'000'000;
+
+// `kStripFrames` frames `kStripStepNs` of game time apart, run after everything measured, each
+// at most 320 pixels wide, side by side with 2-pixel gaps, as one PNG at `path`.
+void write_strip(core::Engine& engine, const render::Renderer& renderer, const std::string& path) {
+  const int shrink = (renderer.image().width() + 319) / 320;
+  const std::int64_t step = engine.config().fixed_step_ns;
+  const std::int64_t steps = std::max<std::int64_t>(1, (kStripStepNs + step / 2) / step);
+  std::vector<render::Image> frames;
+  for (int f = 0; f < kStripFrames; ++f) {
+    for (std::int64_t s = 0; s < steps; ++s) engine.step();
+    frames.push_back(render::downscale(renderer.image(), shrink));
+  }
+  const int w = frames[0].width(), h = frames[0].height(), gap = 2;
+  render::Image strip(kStripFrames * w + (kStripFrames - 1) * gap, h, render::rgba(255, 255, 255));
+  for (int f = 0; f < kStripFrames; ++f)
+    for (int y = 0; y < h; ++y)
+      std::copy_n(frames[static_cast<std::size_t>(f)].row(y), w, strip.row(y) + f * (w + gap));
+  if (core::Status s = render::write_png(strip, path); !s) throw std::runtime_error(s.message());
+}
+
 // `screenshot`: where to write the last frame's image, `shrink` times smaller on each side
 // (empty: nowhere; nothing either when the scene draws nothing); the path is kept in the series
-// when written. `background` runs during the warm-up and the measured frames only.
+// when written. `strip`: where to write frames after the measured ones (write_strip; empty:
+// none). `background` runs during the warm-up and the measured frames
+// only.
 report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mode,
                           std::uint32_t objects, std::uint32_t repeat, Background& background,
-                          const std::string& screenshot = {}, int shrink = 1) {
+                          const std::string& screenshot = {}, int shrink = 1,
+                          const std::string& strip = {}) {
   report::Series r;
   core::Engine engine(engine_config(scene, o, mode, objects, false));
   scene.setup(engine, scene_setup_params(o, scene, objects));
@@ -386,6 +412,11 @@ report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mo
                      : renderer->screenshot(screenshot);
       if (!s) throw std::runtime_error(s.message());
       r.screenshot = screenshot;
+    }
+    // After every hash: the strip's frames move the world on.
+    if (!strip.empty()) {
+      write_strip(engine, *renderer, strip);
+      r.strip = strip;
     }
   }
   return r;
@@ -799,12 +830,16 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
           report::Series r;
           // The first series of each (scene, count) leaves its last frame as a screenshot.
           std::string shot;
-          if (!have_reference)
-            shot = (std::filesystem::path(shot_dir) /
-                    (scene->name + "_" + std::to_string(objects) + ".png"))
-                       .string();
+          std::string strip;
+          if (!have_reference) {
+            const std::filesystem::path base =
+                std::filesystem::path(shot_dir) / (scene->name + "_" + std::to_string(objects));
+            shot = base.string() + ".png";
+            // The largest count is also seen moving: a strip of frames (thumbnail size).
+            if (objects == scene_objects(*scene, o).back()) strip = base.string() + "_strip.png";
+          }
           try {
-            r = run_series(*scene, o, mode, objects, rep, background, shot, shot_shrink);
+            r = run_series(*scene, o, mode, objects, rep, background, shot, shot_shrink, strip);
           } catch (const std::exception& e) {
             err << "spindle_loadtest: " << scene->name << " " << jobs::to_string(mode) << " with "
                 << objects << " objects failed: " << e.what() << "\n";

@@ -567,6 +567,23 @@ TEST(LoadTestRun, TheReportShowsAThumbnailOfEverySceneAndCountByDefault) {
       EXPECT_EQ(thumb.value().height(), 150) << name;
       EXPECT_NE(html.find("thumbs/" + name), std::string::npos) << name;
     }
+  // The largest count is seen moving too: six thumbnail-size frames side by side, not all alike.
+  for (const char* scene : {"boids", "cubes"}) {
+    const std::string name = std::string(scene) + "_300_strip.png";
+    core::Result<render::Image> strip = render::load_png((dir / "thumbs" / name).string());
+    ASSERT_TRUE(strip) << strip.message();
+    EXPECT_EQ(strip.value().width(), 6 * 266 + 5 * 2) << name;
+    EXPECT_EQ(strip.value().height(), 150) << name;
+    EXPECT_NE(html.find("thumbs/" + name), std::string::npos) << name;
+    const auto frame_hash = [&](int f) {
+      std::uint64_t h = 0;
+      for (int y = 0; y < 150; ++y)
+        for (int x = 0; x < 266; ++x) h = h * 31 + strip.value().at(f * 268 + x, y);
+      return h;
+    };
+    EXPECT_NE(frame_hash(0), frame_hash(5)) << name << ": the frames do not move";
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "thumbs" / "boids_50_strip.png"));
   // A scene that draws nothing has no thumbnail.
   const auto undrawn = temp_dir("thumbs_undrawn");
   ASSERT_EQ(run({"--scene", "boids", "--objects", "50", "--modes", "single", "--frames", "2",

@@ -632,19 +632,31 @@ void figure(std::string& out, const std::string& svg, const std::string& caption
 // The scene's screenshots (one per object count), linked relative to the report's folder.
 void thumbnails(std::string& out, const Run& run, const std::string& scene,
                 const std::string& root) {
-  std::string row;
-  for (const Series& se : run.series) {
-    if (se.scene != scene || se.screenshot.empty()) continue;
+  // A path relative to the report's folder where it can be.
+  const auto link = [&root](const std::string& path) {
     std::error_code ec;
     const std::filesystem::path rel = std::filesystem::relative(
-        std::filesystem::absolute(se.screenshot, ec), std::filesystem::absolute(root, ec), ec);
-    const std::string src = ec || rel.empty() ? se.screenshot : rel.generic_string();
-    row += "<figure style=\"display:inline-block;margin:4px\"><a href=\"" + html_escape(src) +
-           "\"><img src=\"" + html_escape(src) + "\" width=\"320\" alt=\"" + html_escape(scene) +
-           ", " + std::to_string(se.objects) + " objects\"></a><figcaption>" +
-           std::to_string(se.objects) + " objects, last frame</figcaption></figure>\n";
+        std::filesystem::absolute(path, ec), std::filesystem::absolute(root, ec), ec);
+    return html_escape(ec || rel.empty() ? path : rel.generic_string());
+  };
+  std::string row, strips;
+  for (const Series& se : run.series) {
+    if (se.scene != scene) continue;
+    const std::string objects = std::to_string(se.objects) + " objects";
+    if (!se.screenshot.empty()) {
+      const std::string src = link(se.screenshot);
+      row += "<figure style=\"display:inline-block;margin:4px\"><a href=\"" + src +
+             "\"><img src=\"" + src + "\" width=\"320\" alt=\"" + html_escape(scene) + ", " +
+             objects + "\"></a><figcaption>" + objects + ", last frame</figcaption></figure>\n";
+    }
+    if (!se.strip.empty())
+      strips += "<figure><img src=\"" + link(se.strip) + "\" style=\"max-width:100%\" alt=\"" +
+                html_escape(scene) + ", " + objects + ", moving\"><figcaption>" + objects +
+                ": frames after the measured ones, left to right, 0.1 s apart</figcaption>"
+                "</figure>\n";
   }
   if (!row.empty()) out += "<div>\n" + row + "</div>\n";
+  out += strips;
 }
 
 }  // namespace

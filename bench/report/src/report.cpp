@@ -575,6 +575,7 @@ json to_json(const Run& run, const detail::Model& m) {
                       {"world_hash", se.world_hash},
                       {"image_hash", se.image_hash},
                       {"screenshot", se.screenshot},
+                      {"strip", se.strip},
                       {"stage_names", se.stage_names},
                       {"frames", std::move(frames)}});
   }

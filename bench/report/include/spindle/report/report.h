@@ -91,6 +91,9 @@ struct Series {
   // The last frame as a PNG (empty: none written); the HTML report shows it as a thumbnail of
   // the scene at this object count.
   std::string screenshot;
+  // Frames after the measured ones, a fixed step apart, side by side in one PNG (empty: none);
+  // the HTML report shows it under the thumbnails, so the scene is seen moving.
+  std::string strip;
   // Replays of some of its recorded frames on 1, 2, 4 ... 64 workers and on its own count, and
   // which frames (indices into `frames`) were replayed.
   std::vector<Prediction> predictions;
