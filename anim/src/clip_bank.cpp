@@ -1,11 +1,11 @@
 #include <spindle/anim/clip_bank.h>
 
 #include <cstring>
-
-#include <spindle/base/assert.h>
 #include <new>
 #include <string>
 #include <type_traits>
+
+#include <spindle/base/assert.h>
 
 namespace spindle::anim {
 namespace {

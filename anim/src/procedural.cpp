@@ -263,38 +263,72 @@ float smoothstep(float e0, float e1, float x) {
   return t * t * (3.0f - 2.0f * t);
 }
 
-SkinnedMesh build_mesh(const CharacterDesc& desc, const Rig& rig) {
+// The skin: one tube per segment, rings of `sides` vertices from the segment's start to its end,
+// joined into quads (two triangles each, counter-clockwise seen from outside). Vertex counts that
+// do not fill whole rings leave a few vertices off the tubes' triangles.
+struct Skin {
+  SkinnedMesh mesh;
+  std::vector<std::uint32_t> indices;
+};
+
+Skin build_mesh(const CharacterDesc& desc, const Rig& rig) {
   const float scale = desc.height / kReferenceHeight;
   const std::vector<Segment> segs = segments_of(rig, scale);
-  // Vertices go where the surface is: cumulative length x radius, sampled at (v + 0.5) / n.
-  std::vector<double> cumulative(segs.size());
-  double total = 0.0;
-  for (std::size_t i = 0; i < segs.size(); ++i)
-    cumulative[i] = total += glm::length(segs[i].b - segs[i].a) * segs[i].radius + 1e-9;
-
   const auto n = static_cast<std::size_t>(desc.vertex_count);
-  SkinnedMesh m;
-  for (auto* v : {&m.px, &m.py, &m.pz, &m.nx, &m.ny, &m.nz}) v->resize(n);
-  m.joint_indices.resize(n * kMaxInfluences);
-  m.joint_weights.resize(n * kMaxInfluences);
+  const std::size_t count = segs.size();
 
+  // Sides per ring: 8, fewer (at least 3) when the vertices cannot give every segment two rings.
+  std::size_t sides = 8;
+  while (sides > 3 && n < 2 * sides * count) --sides;
+  // Rings per segment: two each while they last (largest surfaces first), the rest in proportion
+  // to each segment's surface (length x radius), largest remainders first.
+  std::vector<double> area(count);
+  double total = 0.0;
+  for (std::size_t i = 0; i < count; ++i)
+    total += area[i] = glm::length(segs[i].b - segs[i].a) * segs[i].radius + 1e-9;
+  std::vector<std::size_t> by_area(count);
+  for (std::size_t i = 0; i < count; ++i) by_area[i] = i;
+  std::stable_sort(by_area.begin(), by_area.end(),
+                   [&](std::size_t a, std::size_t b) { return area[a] > area[b]; });
+  std::vector<std::size_t> rings(count, 0);
+  std::size_t left = n / sides;
+  for (std::size_t i : by_area) {
+    if (left < 2) break;
+    rings[i] = 2;
+    left -= 2;
+  }
+  if (left > 0 && n / sides >= 2 * count) {  // every segment has its two: share out the rest
+    const std::size_t extra = left;
+    std::vector<std::pair<double, std::size_t>> remainder;
+    for (std::size_t i = 0; i < count; ++i) {
+      const double share = static_cast<double>(extra) * area[i] / total;
+      const auto whole = static_cast<std::size_t>(share);
+      rings[i] += whole;
+      left -= whole;
+      remainder.push_back({share - static_cast<double>(whole), i});
+    }
+    std::stable_sort(remainder.begin(), remainder.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (std::size_t k = 0; left > 0; ++k, --left) ++rings[remainder[k % count].second];
+  }
+
+  Skin skin;
+  SkinnedMesh& m = skin.mesh;
+  for (auto* v : {&m.px, &m.py, &m.pz, &m.nx, &m.ny, &m.nz}) v->reserve(n);
+  m.joint_indices.reserve(n * kMaxInfluences);
+  m.joint_weights.reserve(n * kMaxInfluences);
   Rng rng(desc.seed, 2);
-  for (std::size_t v = 0; v < n; ++v) {
-    const double u = (static_cast<double>(v) + 0.5) / static_cast<double>(n) * total;
-    const auto it = std::lower_bound(cumulative.begin(), cumulative.end(), u);
-    const Segment& s = segs[std::min<std::size_t>(static_cast<std::size_t>(it - cumulative.begin()),
-                                                  segs.size() - 1)];
+  // A vertex on segment s at t along it (0: its start, 1: its end), angle theta around it.
+  const auto add_vertex = [&](const Segment& s, float t, float theta) {
     const glm::vec3 axis = s.b - s.a;
     const glm::vec3 e = glm::normalize(axis);
     const glm::vec3 helper = std::abs(e.y) < 0.9f ? glm::vec3(0, 1, 0) : glm::vec3(1, 0, 0);
     const glm::vec3 side_u = glm::normalize(glm::cross(e, helper));
     const glm::vec3 side_w = glm::cross(e, side_u);
-    const float t = rng.next();
-    const float theta = 2.0f * kPi * rng.next();
     const glm::vec3 normal = std::cos(theta) * side_u + std::sin(theta) * side_w;
     const glm::vec3 pos = s.a + axis * t + normal * s.radius;
-    m.px[v] = pos.x, m.py[v] = pos.y, m.pz[v] = pos.z;
-    m.nx[v] = normal.x, m.ny[v] = normal.y, m.nz[v] = normal.z;
+    m.px.push_back(pos.x), m.py.push_back(pos.y), m.pz.push_back(pos.z);
+    m.nx.push_back(normal.x), m.ny.push_back(normal.y), m.nz.push_back(normal.z);
 
     // Owner weight 1; the child fades in over the far half and the parent over the near half,
     // so weights match across a joint; a small seeded share goes to a fourth neighbour.
@@ -322,11 +356,31 @@ SkinnedMesh build_mesh(const CharacterDesc& desc, const Rig& rig) {
       if (k != largest) others += w[k];
     w[largest] = 1.0f - others;
     for (int k = 0; k < kMaxInfluences; ++k) {
-      m.joint_indices[kMaxInfluences * v + k] = static_cast<std::uint16_t>(idx[k]);
-      m.joint_weights[kMaxInfluences * v + k] = w[k];
+      m.joint_indices.push_back(static_cast<std::uint16_t>(idx[k]));
+      m.joint_weights.push_back(w[k]);
     }
+  };
+
+  for (std::size_t i = 0; i < count; ++i) {
+    if (rings[i] < 2) continue;
+    const auto base = static_cast<std::uint32_t>(m.px.size());
+    const float twist = 2.0f * kPi * rng.next();  // where each tube's seam lies: seeded
+    for (std::size_t r = 0; r < rings[i]; ++r)
+      for (std::size_t k = 0; k < sides; ++k)
+        add_vertex(segs[i], static_cast<float>(r) / static_cast<float>(rings[i] - 1),
+                   twist + 2.0f * kPi * static_cast<float>(k) / static_cast<float>(sides));
+    const auto ring = static_cast<std::uint32_t>(sides);
+    for (std::uint32_t r = 0; r + 1 < rings[i]; ++r)
+      for (std::uint32_t k = 0; k < ring; ++k) {
+        const std::uint32_t v00 = base + r * ring + k, v01 = base + r * ring + (k + 1) % ring;
+        const std::uint32_t v10 = v00 + ring, v11 = v01 + ring;
+        skin.indices.insert(skin.indices.end(), {v00, v01, v11, v00, v11, v10});
+      }
   }
-  return m;
+  // What whole rings did not take: points around the first segment's middle, in no triangle.
+  for (std::size_t k = 0; m.px.size() < n; ++k)
+    add_vertex(segs[0], 0.5f, 2.0f * kPi * static_cast<float>(k) / 8.0f);
+  return skin;
 }
 
 // ---- clips ----
@@ -495,7 +549,9 @@ core::Result<Character> make_character(const CharacterDesc& desc) {
   if (!skeleton) return core::Status::error("make_character: " + skeleton.message());
   Character c;
   c.skeleton = std::move(skeleton.value());
-  c.mesh = build_mesh(desc, rig);
+  Skin skin = build_mesh(desc, rig);
+  c.mesh = std::move(skin.mesh);
+  c.indices = std::move(skin.indices);
   core::Result<Clip> walk = build_clip(desc, rig, c.skeleton, Motion::Walk);
   if (!walk) return core::Status::error("make_character: " + walk.message());
   core::Result<Clip> idle = build_clip(desc, rig, c.skeleton, Motion::Idle);

@@ -44,17 +44,17 @@ struct CrowdLook {
   std::vector<render::VertexOverride> overrides;  // per character, this frame's skinned streams
 };
 
-// The generator's skin is points on the limbs' capsules in order along the body: consecutive
-// triples become triangles (drawn from both sides), so the skinned body is what is drawn.
-render::Mesh skin_look(const anim::SkinnedMesh& m, int kind) {
+// The generator's skin as a render mesh: its vertices (replaced each frame by the skinned ones)
+// and its triangles, tubes around the bones (drawn from both sides: their ends are open).
+render::Mesh skin_look(const anim::Character& c, int kind) {
+  const anim::SkinnedMesh& m = c.mesh;
   std::vector<render::Vertex> v(m.vertex_count());
   for (std::size_t i = 0; i < v.size(); ++i) {
     v[i].position = {m.px[i], m.py[i], m.pz[i]};
     v[i].normal = {m.nx[i], m.ny[i], m.nz[i]};
   }
-  std::vector<std::uint32_t> idx;
-  for (std::uint32_t i = 0; i + 2 < v.size(); i += 3) idx.insert(idx.end(), {i, i + 1, i + 2});
-  if (idx.empty()) idx = {0, 0, 0};
+  std::vector<std::uint32_t> idx = c.indices;
+  if (idx.empty()) idx = {0, 0, 0};  // too few vertices for a ring: nothing shows
   core::Result<render::Mesh> mesh = render::Mesh::create(
       {.name = "crowd kind " + std::to_string(kind), .vertices = v, .indices = idx});
   SPINDLE_ASSERT(mesh.ok(), "crowd: the generator's skin is a valid mesh");
@@ -130,7 +130,7 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
       c.walk = c.walk.quantized().value();
       c.idle = c.idle.quantized().value();
     }
-    if (draw) out.look = look->renderer->add_mesh(skin_look(c.mesh, k)).value();
+    if (draw) out.look = look->renderer->add_mesh(skin_look(c, k)).value();
     out.walk = animation.add_clip(std::move(c.walk), out.skeleton).value();
     out.idle = animation.add_clip(std::move(c.idle), out.skeleton).value();
     out.mesh = animation.add_mesh(std::move(c.mesh), out.skeleton).value();

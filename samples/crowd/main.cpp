@@ -98,19 +98,17 @@ float unit(std::uint32_t index, std::uint32_t salt) {
   return static_cast<float>(x & 0xffffff) / static_cast<float>(0x1000000);
 }
 
-// The generator's skin is points on tubes around the bones, in order along the body: each run of
-// three becomes a triangle (drawn from both sides), so the skinned vertices are what is drawn.
-core::Result<render::Mesh> skin_triangles(const anim::SkinnedMesh& skin, int kind) {
+// The generator's skin as a render mesh: its vertices (replaced each frame by the skinned ones)
+// and its triangles, tubes around the bones (drawn from both sides: their ends are open).
+core::Result<render::Mesh> skin_triangles(const anim::Character& c, int kind) {
+  const anim::SkinnedMesh& skin = c.mesh;
   std::vector<render::Vertex> vertices(skin.vertex_count());
   for (std::size_t i = 0; i < vertices.size(); ++i) {
     vertices[i].position = {skin.px[i], skin.py[i], skin.pz[i]};
     vertices[i].normal = {skin.nx[i], skin.ny[i], skin.nz[i]};
   }
-  std::vector<std::uint32_t> indices;
-  for (std::uint32_t i = 0; i + 2 < vertices.size(); i += 3)
-    indices.insert(indices.end(), {i, i + 1, i + 2});
   return render::Mesh::create(
-      {.name = "crowd kind " + std::to_string(kind), .vertices = vertices, .indices = indices});
+      {.name = "crowd kind " + std::to_string(kind), .vertices = vertices, .indices = c.indices});
 }
 
 core::Result<Controls> bind_controls(core::Engine& engine, platform::Devices& devices) {
@@ -308,7 +306,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     anim::Character& c = made.value();
-    core::Result<render::Mesh> mesh = skin_triangles(c.mesh, static_cast<int>(k));
+    core::Result<render::Mesh> mesh = skin_triangles(c, static_cast<int>(k));
     if (!mesh) {
       std::fprintf(stderr, "crowd: %s\n", mesh.message().c_str());
       return 1;

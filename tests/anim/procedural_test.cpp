@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <spindle/anim/blending_job.h>
@@ -126,6 +129,42 @@ TEST(Procedural, WeightsSumToOneAndIndicesInRange) {
     }
     EXPECT_GT(multi, static_cast<int>(m.vertex_count()) / 2) << "most vertices blend joints";
   }
+}
+
+// The skin is a mesh, not a cloud of points: triangles over the vertices, wound counter-clockwise
+// seen from outside (their face normals agree with the vertex normals), made of whole rings, with
+// every vertex in some triangle once the count fills whole rings.
+TEST(Procedural, TheSkinIsTrianglesWoundOutward) {
+  for (const auto& [joints, vertices] :
+       {std::pair{50, 2000}, {16, 96}, {24, 900}, {300, 4000}, {50, 100}, {16, 1}}) {
+    SCOPED_TRACE(std::to_string(joints) + " joints, " + std::to_string(vertices) + " vertices");
+    const Character c = make({.seed = 6, .joint_count = joints, .vertex_count = vertices});
+    const SkinnedMesh& m = c.mesh;
+    ASSERT_EQ(m.vertex_count(), static_cast<std::size_t>(vertices));
+    ASSERT_EQ(c.indices.size() % 3, 0u);
+    std::vector<bool> used(m.vertex_count(), false);
+    for (std::size_t t = 0; t < c.indices.size(); t += 3) {
+      glm::vec3 p[3], n(0.0f);
+      for (int k = 0; k < 3; ++k) {
+        const std::uint32_t v = c.indices[t + static_cast<std::size_t>(k)];
+        ASSERT_LT(v, m.vertex_count());
+        used[v] = true;
+        p[k] = {m.px[v], m.py[v], m.pz[v]};
+        n += glm::vec3(m.nx[v], m.ny[v], m.nz[v]);
+      }
+      const glm::vec3 face = glm::cross(p[1] - p[0], p[2] - p[0]);
+      ASSERT_GT(glm::length(face), 0.0f) << "triangle " << t / 3 << " is degenerate";
+      ASSERT_GT(glm::dot(face, n), 0.0f) << "triangle " << t / 3 << " faces inward";
+    }
+    const auto unused = static_cast<std::size_t>(std::count(used.begin(), used.end(), false));
+    if (vertices >= 2 * 3 * 40) {
+      EXPECT_GT(c.indices.size(), 0u);
+      EXPECT_LT(unused, 8u) << "only what does not fill a ring stays out of the triangles";
+    }
+  }
+  // The default humanoid: 8-sided tubes, about two triangles per vertex.
+  const Character c = make({.seed = 1});
+  EXPECT_GT(c.indices.size() / 3, 3u * 2000 / 2);
 }
 
 TEST(Procedural, MeshPassesCheckMeshAndBrokenCopiesAreNamed) {

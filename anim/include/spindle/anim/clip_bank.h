@@ -8,12 +8,11 @@
 //
 //   spindle::anim::ClipBank bank({.slots = 4, .slot_bytes = 16u << 10,
 //                                 .arena = budget.arena("anim")});
-//   spindle::core::Result<spindle::anim::BankedClipId> walk = bank.add(rom_walk_bytes);  // at
-//   start-up
+//   auto walk = bank.add(rom_walk_bytes);  // at start-up: Result<BankedClipId>, checked here
 //   ...
 //   if (const spindle::anim::PackedClip* clip = bank.lock(walk.value())) {
-//     spindle::anim::SamplingJob{.packed = clip, .time = t, .cache = &cache,
-//                                .output = local}.run();
+//     spindle::anim::SamplingJob job{.packed = clip, .time = t, .cache = &cache, .output = local};
+//     job.run();
 //     bank.unlock(walk.value());  // or keep it locked for as long as the clip plays
 //   } else {
 //     // panic: every slot holds a clip someone has locked; the character holds its last pose

@@ -18,10 +18,12 @@
 // spine segments, round robin. The default 50 joints is the core + clavicles + toes + 4 spine +
 // 2 neck + 13 finger segments per hand.
 //
-// Mesh: vertices lie on capsule-like tubes around the bones (count per bone proportional to its
-// surface), normals point outward; each vertex has kMaxInfluences slots with weights over the
-// bone's joint and its neighbours (parent, child, grandparent or sibling), summing to 1; unused
-// slots have weight 0.
+// Mesh: a tube around every bone, rings of 8 vertices (fewer, down to 3, for small vertex counts)
+// from the bone's start to its end, more rings on bones with more surface; normals point outward.
+// `indices` joins the rings into triangles, counter-clockwise seen from outside (the tubes' ends
+// are open). Vertices that do not fill a whole ring sit on the first bone, in no triangle. Each
+// vertex has kMaxInfluences slots with weights over the bone's joint and its neighbours (parent,
+// child, grandparent or sibling), summing to 1; unused slots have weight 0.
 //
 // Clips: `walk` (one stride per walk_duration) and `idle` (breathing and weight shift over
 // idle_duration). Rotation keys sit at seeded, irregular times with the first key at 0 and the
@@ -66,6 +68,8 @@ struct CharacterDesc {
 struct Character {
   Skeleton skeleton;
   SkinnedMesh mesh;
+  // Triangles over mesh's vertices, three indices each (as ImportedAsset::indices).
+  std::vector<std::uint32_t> indices;
   // Both clips animate every joint of `skeleton` and loop.
   Clip walk;
   Clip idle;

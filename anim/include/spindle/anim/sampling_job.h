@@ -34,8 +34,9 @@
 //
 //   const spindle::anim::PackedClip* walk = bank.lock(walk_id);   // nullptr: hold the last pose
 //   if (walk != nullptr) {
-//     spindle::anim::SamplingJob{.packed = walk, .time = t, .cache = &cache, .output =
-//     local}.run(); bank.unlock(walk_id);
+//     spindle::anim::SamplingJob job{.packed = walk, .time = t, .cache = &cache, .output = local};
+//     job.run();
+//     bank.unlock(walk_id);
 //   }
 //
 // The cache tells clips apart by address and, for packed clips, by content (PackedClip::id()), so
