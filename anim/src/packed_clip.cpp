@@ -5,6 +5,8 @@
 #include <cstring>
 #include <string>
 
+#include <spindle/base/hash.h>
+
 #include "compressed_view.h"
 #include "finite.h"
 #include "packed_layout.h"
@@ -16,14 +18,6 @@ using detail::PackedHeader;
 using detail::PackedLayout;
 
 constexpr std::uint32_t kVersion = 1;
-
-std::uint64_t fnv1a(std::uint64_t h, const std::byte* p, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
-    h ^= static_cast<std::uint8_t>(p[i]);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 bool aligned4(const void* p) {
   return reinterpret_cast<std::uintptr_t>(p) % 4 == 0;
@@ -98,8 +92,10 @@ core::Result<std::size_t> PackedClip::pack(const Clip& clip, std::span<std::byte
 
 std::uint64_t PackedClip::checksum(std::span<const std::byte> bytes) {
   if (bytes.size() < sizeof(PackedHeader)) return 0;
-  const std::uint64_t h = fnv1a(14695981039346656037ull, bytes.data(), 8);
-  return fnv1a(h, bytes.data() + 16, bytes.size() - 16);
+  core::Hasher h;  // the engine's determinism hash, 8 bytes a step
+  h.add_bytes(bytes.data(), 8);
+  h.add_bytes(bytes.data() + 16, bytes.size() - 16);
+  return h.value();
 }
 
 core::Result<PackedClip> PackedClip::open(std::span<const std::byte> bytes) {

@@ -19,7 +19,7 @@ struct PackedHeader {
   std::uint32_t magic;
   std::uint16_t version;
   std::uint16_t flags;
-  std::uint32_t checksum_lo;  // FNV-1a 64 of every byte but these 8
+  std::uint32_t checksum_lo;  // core::Hasher over every byte but these 8
   std::uint32_t checksum_hi;
   std::uint32_t bytes;  // the whole packed clip
   std::uint32_t joints;

@@ -17,7 +17,7 @@
 //
 // Layout (little-endian as the targets are; 4-byte aligned; the sizes follow from the counts):
 // - A 96-byte header: magic "SPCL", version 1, flags (bit 0: 16-bit track indices, bit 1: 16-bit
-//   time indices), a 64-bit checksum (FNV-1a over every other byte), the total size, joints,
+//   time indices), a 64-bit checksum (core::Hasher over every other byte), the total size, joints,
 //   duration, stream keys, distinct key times, the error bound and the name (31 bytes and a zero).
 // - Then the tables widest first, so each lies aligned: times (f32), seek table (u32), origins and
 //   steps (3 x f32 per vec3 track), values (3 x u16 per key), track and time indices (u16 or u8).
@@ -51,8 +51,9 @@ class PackedClip {
   // as long as the view is used. Bytes past the header's size are ignored (padding). Allocates only
   // for an error's message.
   static core::Result<PackedClip> open(std::span<const std::byte> bytes);
-  // The checksum open() compares with the header's: FNV-1a 64 over the bytes but the checksum's
-  // own 8 (at offset 8). For tools that patch packed clips; 0 if `bytes` is shorter than a header.
+  // The checksum open() compares with the header's: core::Hasher's digest of the bytes but the
+  // checksum's own 8 (at offset 8). For tools that patch packed clips; 0 if `bytes` is shorter than
+  // a header.
   static std::uint64_t checksum(std::span<const std::byte> bytes);
 
   bool valid() const { return base_ != nullptr; }
