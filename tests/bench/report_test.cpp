@@ -1,6 +1,7 @@
 // write_report: the report folder from a tiny synthetic run.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -182,6 +183,24 @@ TEST(ReportWrite, WritesAllFilesWithExpectedContent) {
       md.find("| 1000 | dynamic | 2 | - | 72.500 | 116.000 | 21.750 | 58.000 | 0.80 | 130.500 |"),
       std::string::npos);
   EXPECT_NE(md.find("Where the time beyond the bound went"), std::string::npos);
+  // Every row of every table has its header's number of cells (a value without a column heading
+  // shifts every value after it under the wrong heading).
+  {
+    std::size_t header_cells = 0;
+    bool in_table = false;
+    for (const std::string& line : lines(md)) {
+      if (line.empty() || line[0] != '|') {
+        in_table = false;
+        continue;
+      }
+      const auto cells = static_cast<std::size_t>(std::count(line.begin(), line.end(), '|'));
+      if (!in_table) {
+        header_cells = cells;
+        in_table = true;
+      }
+      EXPECT_EQ(cells, header_cells) << line;
+    }
+  }
   // Replayed on its own 2 workers: 150 ms against the replayed frames' measured median (frames 1
   // and 3 of both repeats: 55, 65, 80, 90 -> 72.5), +106.9%; on 1 worker 300 against single's
   // 145 at the same frames.

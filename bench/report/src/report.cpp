@@ -316,8 +316,8 @@ const char* const kHowToReadLimit =
 
 Table limit_table(const Model& m, const Scene& s) {
   Table t;
-  t.header = {"objects",  "mode",       "workers",          "frame ms",   "work ms",    "span ms",
-              "bound ms", "efficiency", "CPU ms per frame", "CPU / wall", "hand-off us"};
+  t.header = {"objects", "mode",     "workers",    "workers used",     "frame ms",   "work ms",
+              "span ms", "bound ms", "efficiency", "CPU ms per frame", "CPU / wall", "hand-off us"};
   for (std::size_t gi : s.groups) {
     const Group& g = m.groups[gi];
     t.rows.push_back({std::to_string(g.objects), g.mode, std::to_string(g.workers),
