@@ -23,6 +23,11 @@ float scene_unit(std::uint64_t seed, std::uint64_t index, std::uint64_t salt) {
   return static_cast<float>(mix(seed ^ mix(index * 8 + salt)) >> 40) / static_cast<float>(1 << 24);
 }
 
+bool has_param(const SceneParams& p, std::string_view name) {
+  return std::any_of(p.params.begin(), p.params.end(),
+                     [name](const SceneParam& q) { return q.name == name; });
+}
+
 render::Camera overview_camera(float side, float height, float distance) {
   render::Camera c;
   c.position = glm::vec3(0.0f, side * height, side * distance);
@@ -50,6 +55,7 @@ render::Renderer& add_scene_renderer(
   config.renderer.max_draws = std::max(max_draws, 16u) + p.extra_draws;
   config.submit = std::move(submit);
   config.submit_access = std::move(submit_reads);
+  if (has_param(p, "points") && p.param("points") != 0) config.renderer.point_pixels = kPointPixels;
   SceneRendering rendering;
   if (p.param("draw") != 0) {
     rendering.renderer = &engine.add_plugin<render::RenderPlugin>(std::move(config)).renderer();

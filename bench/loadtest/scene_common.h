@@ -52,10 +52,23 @@ struct SceneRendering {
 // With `--draw 0` (p.param("draw"), which every scene has) no render stage joins the frame: the
 // renderer returned takes the scene's meshes, materials and MeshInstances as usual and never
 // draws, so the frame is the simulation alone (and its audio).
+// A scene that declares "points" (kPointsParam) has its small draws drawn as points
+// (RendererConfig::point_pixels = kPointPixels) unless run with --points 0.
 render::Renderer& add_scene_renderer(
     core::Engine& engine, const SceneParams& p, render::Camera camera, std::uint32_t max_draws,
     std::function<void(core::StageContext&, render::Renderer&)> submit = {},
     core::Access submit_reads = {});
+inline constexpr float kPointPixels = 1.5f;
+inline const SceneParam kPointsParam{
+    .name = "points",
+    .description =
+        "1: what is under 1.5 pixels in radius on screen is drawn as a point; 0: every "
+        "agent is drawn as its mesh",
+    .value = 1,
+    .min = 0,
+    .max = 1};
+// Whether p declares a parameter.
+bool has_param(const SceneParams& p, std::string_view name);
 
 // The scene's audio, as a world resource so the harness can read the mixed output's hash.
 struct SceneAudio {

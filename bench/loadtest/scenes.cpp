@@ -545,12 +545,14 @@ void register_builtin_scenes() {
                       "steering agents: grid + radix sort neighbour queries, transforms, culling, "
                       "draw-list sort",
                   .objects = {1, 1'000'000},
-                  .setup = setup_boids});
+                  .setup = setup_boids,
+                  .params = {kPointsParam}});
   register_scene({.name = "swarm",
                   .description = "colliding agents (10k-200k): spindle::swarm index, bounded "
                                  "neighbour queries, overlap resolution, seeking",
                   .objects = {1, 1'000'000},
-                  .setup = setup_swarm});
+                  .setup = setup_swarm,
+                  .params = {kPointsParam}});
   register_scene(
       {.name = "imbalanced",
        .description = "independent stages of very different cost (serial, skewed, light)",

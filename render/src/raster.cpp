@@ -514,6 +514,40 @@ void rasterize_triangle(const Triangle& t, const DrawState& state, const TileTar
   }
 }
 
+void fill_point(const Point& p, bool depth_test, const TileTarget& tile) {
+  const int x0 = std::max<int>(p.x0, tile.x0), x1 = std::min<int>(p.x1, tile.x1 - 1);
+  const int y0 = std::max<int>(p.y0, tile.y0), y1 = std::min<int>(p.y1, tile.y1 - 1);
+  if (x0 > x1 || y0 > y1) return;
+  std::uint64_t written = 0;
+  bool farthest_replaced = false;  // a block's farthest pixel may have come nearer
+  for (int y = y0; y <= y1; ++y) {
+    std::uint32_t* c = tile.color + static_cast<std::ptrdiff_t>(y) * tile.stride;
+    float* d = tile.depth + static_cast<std::ptrdiff_t>(y) * tile.stride;
+    const float* block_row = tile.block_max_depth != nullptr
+                                 ? tile.block_max_depth + (y / kDepthBlock) * tile.block_stride
+                                 : nullptr;
+    for (int x = x0; x <= x1; ++x) {
+      if (!depth_test) {
+        c[x] = p.color;
+        ++written;
+        continue;
+      }
+      if (!(p.depth < d[x])) continue;
+      if (block_row != nullptr && !(d[x] < block_row[x / kDepthBlock])) farthest_replaced = true;
+      c[x] = p.color;
+      d[x] = p.depth;
+      ++written;
+    }
+  }
+  if (farthest_replaced) {
+    for (int by = y0 / kDepthBlock; by <= y1 / kDepthBlock; ++by)
+      for (int bx = x0 / kDepthBlock; bx <= x1 / kDepthBlock; ++bx)
+        tile.block_max_depth[by * tile.block_stride + bx] =
+            block_max_depth(tile, bx * kDepthBlock, by * kDepthBlock);
+  }
+  t_pixels_written += written;
+}
+
 void clear_tile(const TileTarget& tile, std::uint32_t color, float depth) {
   for (int y = tile.y0; y < tile.y1; ++y) {
     std::uint32_t* c = tile.color + static_cast<std::ptrdiff_t>(y) * tile.stride;

@@ -38,37 +38,56 @@ constexpr int kStripsPerTile = (kTile + kStripRows - 1) / kStripRows;
 constexpr std::uint64_t kSplitAboveMean = 2;
 static_assert(kStripRows % raster::kDepthBlock == 0 && kStripsPerTile < 256);
 
-// A bin entry: the triangle's index in its batch, and in the top bits which of the tile's
-// strips (raster_pass()) its rows touch, so that a strip skips the others without reading them.
+// A bin entry: the primitive's index in its batch (kEntryPoint set: in its points, otherwise in
+// its triangles), and in the top bits which of the tile's strips (raster_pass()) its rows touch,
+// so that a strip skips the others without reading them.
 constexpr std::uint32_t kEntryIndexBits = 28;
-constexpr std::uint32_t kEntryIndexMask = (1u << kEntryIndexBits) - 1;
+constexpr std::uint32_t kEntryPoint = 1u << (kEntryIndexBits - 1);
+constexpr std::uint32_t kEntryRefMask = (1u << kEntryIndexBits) - 1;  // index and kind
+constexpr std::uint32_t kEntryIndexMask = kEntryPoint - 1;
 
-// One batch of sorted draws: its set-up triangles in draw order and, per tile, the indices of
-// those touching it (a counting sort after setup, so there is no shared counter).
+// One batch of sorted draws: its set-up triangles and points, the order they were made in (draw
+// order), and per tile the entries of those touching it (a counting sort after setup, so there
+// is no shared counter).
 struct Batch {
   std::vector<Triangle> triangles;
-  std::vector<std::uint32_t> entries;       // index | strips << kEntryIndexBits
+  std::vector<raster::Point> points;
+  std::vector<std::uint32_t> order;         // triangle index, or point index | kEntryPoint
+  std::vector<std::uint32_t> entries;       // order[i] | strips << kEntryIndexBits
   std::vector<std::uint32_t> tile_offsets;  // tiles + 1: entries of tile t in [off[t], off[t+1])
   std::uint32_t triangle_count = 0;
+  std::uint32_t point_count = 0;
   std::uint32_t entry_count = 0;
   std::uint64_t triangles_in = 0;
   std::uint32_t invalid = 0;
-  bool overflow = false;  // triangles or entries did not fit: grown and redone serially
+  bool overflow = false;  // triangles, points or entries did not fit: grown and redone serially
   std::vector<raster::ScreenVertex> screen;  // per vertex of the draw being set up
 
   void clear() {
     triangle_count = 0;
+    point_count = 0;
     entry_count = 0;
     triangles_in = 0;
     invalid = 0;
     overflow = false;
   }
+  std::uint32_t made() const { return triangle_count + point_count; }
   bool push(const Triangle& t) {
     if (triangle_count == triangles.size()) {
       overflow = true;
       return false;
     }
+    order[made()] = triangle_count;
     triangles[triangle_count++] = t;
+    return true;
+  }
+  bool push(const raster::Point& p) {
+    if (point_count == points.size()) {
+      overflow = true;
+      return false;
+    }
+    order[made()] = point_count | kEntryPoint;
+    points[point_count++] = p;
     return true;
   }
 };
@@ -236,7 +255,9 @@ struct Renderer::Impl {
   int max_tile_count = 0;  // what the per-tile arrays are sized for
 
   std::vector<Mesh> meshes;
+  std::vector<glm::vec4> mesh_mean;  // per mesh: its mean vertex colour (a point's colour)
   std::vector<std::unique_ptr<Texture>> textures;  // stable addresses: states point at views
+  std::vector<glm::vec4> texture_mean;             // per texture: its smallest level's mean
   std::vector<Material> materials;
   std::vector<DrawState> states;  // per material, then the debug states
   std::uint32_t max_mesh_vertices = 0;
@@ -271,6 +292,11 @@ struct Renderer::Impl {
   std::uint32_t pass_chunks = 1;  // geometry()'s chunks, for the second pass
   std::vector<std::uint8_t> occluded;
   std::uint32_t occluded_count = 0;
+  // Per sorted draw: drawn as one point (RendererConfig::point_pixels), decided with the batches.
+  std::vector<std::uint8_t> as_point;
+  std::vector<std::uint32_t> chunk_points;
+  std::uint32_t point_draws = 0;
+  float point_scale = 0.0f;  // pixels per unit of radius at distance 1 along the view axis
   std::vector<std::uint32_t> chunk_occluded;
   std::vector<std::uint32_t> tile_load;   // bin entries per tile this frame
   std::vector<std::uint32_t> tile_order;  // tiles by descending load
@@ -303,7 +329,10 @@ struct Renderer::Impl {
     scan_sums.resize(256);
     batches.resize(config.max_batches);
     batch_vertices.resize(config.max_batches);
-    for (Batch& b : batches) size_batch(b, config.triangles_per_batch);
+    // Points only where draws may become points: a point per draw the batch takes, at first.
+    for (Batch& b : batches)
+      size_batch(b, config.triangles_per_batch,
+                 config.point_pixels > 0.0f ? config.triangles_per_batch : 0);
     draw_triangles.resize(draws.size() + 1);
     color = Image(c.width, c.height, 0, (c.width + 3) & ~3);
     depth.assign(static_cast<std::size_t>(color.stride()) * c.height, 1.0f);
@@ -315,6 +344,8 @@ struct Renderer::Impl {
     tile_load.resize(max_tile_count);
     occluded.resize(draws.size());
     chunk_occluded.resize(256);
+    as_point.resize(draws.size());
+    chunk_points.resize(256);
     tile_order.resize(max_tile_count);
     raster_items.resize(static_cast<std::size_t>(max_tile_count) * kStripsPerTile);
     ot_tile_base.resize(max_tile_count + 1);
@@ -334,8 +365,10 @@ struct Renderer::Impl {
     rebuild_states();
   }
 
-  void size_batch(Batch& b, std::size_t triangles) {
+  void size_batch(Batch& b, std::size_t triangles, std::size_t points = 0) {
     b.triangles.resize(triangles);
+    b.points.resize(points);
+    b.order.resize(b.triangles.size() + b.points.size());
     b.entries.resize(triangles * 2);
     b.tile_offsets.resize(max_tile_count + 1);
   }
@@ -348,6 +381,22 @@ struct Renderer::Impl {
   }
   raster::TileRect tile_bounds(const raster::Triangle& t) const {
     return {t.min_x / tile, t.min_y / tile, t.max_x / tile, t.max_y / tile};
+  }
+  raster::TileRect tile_bounds(const raster::Point& p) const {
+    return {p.x0 / tile, p.y0 / tile, p.x1 / tile, p.y1 / tile};
+  }
+  // The pixel rows a batch's primitive covers, inclusive.
+  static std::pair<int, int> rows(const Batch& b, std::uint32_t ref) {
+    if ((ref & kEntryPoint) != 0) {
+      const raster::Point& p = b.points[ref & kEntryIndexMask];
+      return {p.y0, p.y1};
+    }
+    const Triangle& t = b.triangles[ref];
+    return {t.min_y, t.max_y};
+  }
+  raster::TileRect tile_bounds(const Batch& b, std::uint32_t ref) const {
+    return (ref & kEntryPoint) != 0 ? tile_bounds(b.points[ref & kEntryIndexMask])
+                                    : tile_bounds(b.triangles[ref]);
   }
 
   bool ordering_table() const { return config.path == RenderPath::OrderingTable; }
@@ -399,6 +448,19 @@ struct Renderer::Impl {
     return l;
   }
 
+  // Draws (and their bounds) read this many places ahead of use in sorted order.
+  static constexpr std::size_t kPrefetch = 8;
+  void prefetch_draw(std::uint32_t object) const {
+#if defined(__GNUC__) || defined(__clang__)
+    const auto* d = reinterpret_cast<const char*>(&draws[object]);
+    __builtin_prefetch(d);
+    __builtin_prefetch(d + sizeof(DrawCommand) - 1);
+    __builtin_prefetch(&renderables[object]);
+#else
+    (void)object;
+#endif
+  }
+
   bool valid(const DrawCommand& d) const {
     return d.mesh < meshes.size() && d.material < materials.size();
   }
@@ -435,18 +497,102 @@ struct Renderer::Impl {
       emit(b, out[3 * k], out[3 * k + 1], out[3 * k + 2], state, state_index);
   }
 
+  // The radius in pixels of a bounding sphere's projection, roughly (its centre's distance along
+  // the view axis); 0 when the sphere reaches behind the camera.
+  float pixel_radius(const Renderable& o, const glm::mat4& view_proj) const {
+    const float w = view_proj[0][3] * o.center.x + view_proj[1][3] * o.center.y +
+                    view_proj[2][3] * o.center.z + view_proj[3][3];
+    if (!(w > o.radius) || !(w > camera.near_plane)) return 0.0f;
+    return o.radius * point_scale / w;
+  }
+
+  // Whether sorted draw k is drawn as a point: opaque, and smaller on screen than
+  // RendererConfig::point_pixels.
+  bool small_on_screen(const Renderable& o, const glm::mat4& view_proj) const {
+    if (o.translucent || !(config.point_pixels > 0.0f)) return false;
+    const float r = pixel_radius(o, view_proj);
+    return r > 0.0f && r < config.point_pixels;
+  }
+
+  // How much of a light a small thing seen from `to_eye` shows, on average over what is seen: a
+  // Lambertian sphere's phase function, (sin a + (pi - a) cos a) / pi for the angle a between
+  // the eye and the light: 1 lit from behind the eye, 1/pi from the side, 0 from behind it.
+  static float seen_lit(glm::vec3 to_eye, glm::vec3 to_light) {
+    if (glm::dot(to_light, to_light) == 0.0f) return 0.0f;  // no such light
+    const float c = std::clamp(glm::dot(to_eye, to_light), -1.0f, 1.0f);
+    const float a = std::acos(c);
+    return std::max(0.0f, (std::sqrt(1.0f - c * c) + (3.14159265f - a) * c) / 3.14159265f);
+  }
+
+  // One draw as a point: a square about as wide as the draw's bounds look, centred on their
+  // centre's pixel, at the depth of their point nearest the camera, in the colour the mesh has on
+  // average (material x mean vertex colour x mean texel), lit as a round thing would look.
+  void emit_point(Batch& b, const DrawCommand& d, const Renderable& o, const glm::mat4& view_proj,
+                  const Lighting& light) {
+    const glm::vec4 c = view_proj * glm::vec4(o.center, 1.0f);
+    glm::vec3 to_eye = camera.position - o.center;
+    const float dist = glm::length(to_eye);
+    to_eye = dist > 0.0f ? to_eye / dist : glm::vec3(0.0f, 0.0f, 1.0f);
+    const glm::vec4 n = view_proj * glm::vec4(o.center + to_eye * std::min(o.radius, dist), 1.0f);
+    if (!(c.w > 0.0f) || !(n.w > 0.0f)) return;
+    const float inv = 1.0f / c.w;
+    const float cx =
+        std::clamp((c.x * inv + 1.0f) * 0.5f * static_cast<float>(config.width), -1e6f, 1e6f);
+    const float cy =
+        std::clamp((1.0f - c.y * inv) * 0.5f * static_cast<float>(config.height), -1e6f, 1e6f);
+    // A cube's outline is about 1.4 times its bounding radius across.
+    const int side = std::max(1, static_cast<int>(1.4f * o.radius * point_scale * inv + 0.5f));
+    const float half = 0.5f * static_cast<float>(side - 1);
+    const int x0 = static_cast<int>(std::floor(cx - half)),
+              y0 = static_cast<int>(std::floor(cy - half));
+    raster::Point p;
+    p.x0 = static_cast<std::int16_t>(std::max(x0, 0));
+    p.y0 = static_cast<std::int16_t>(std::max(y0, 0));
+    p.x1 = static_cast<std::int16_t>(std::min(x0 + side - 1, config.width - 1));
+    p.y1 = static_cast<std::int16_t>(std::min(y0 + side - 1, config.height - 1));
+    if (p.x0 > p.x1 || p.y0 > p.y1) return;
+    p.depth = std::clamp(n.z / n.w * 0.5f + 0.5f, 0.0f, 1.0f);
+    const Material& mat = materials[d.material];
+    glm::vec4 colour = mat.color * mesh_mean[d.mesh];
+    if (mat.texture != kNoTexture) colour *= texture_mean[mat.texture];
+    if (mat.shading != Shading::Unlit) {
+      glm::vec3 sum = light.ambient + light.dir_color * seen_lit(to_eye, light.dir);
+      for (int l = 0; l < light.point_count; ++l) {
+        const PointLight& pl = light.points[l];
+        const glm::vec3 t = pl.position - o.center;
+        const float at = glm::length(t);
+        if (!(at < pl.range) || !(at > 0.0f)) continue;
+        const float f = 1.0f - at / pl.range;
+        sum += pl.color * (f * f) * seen_lit(to_eye, t / at);
+      }
+      colour = glm::vec4(glm::vec3(colour) * sum, colour.a);
+    }
+    const auto byte = [](float v) {
+      return static_cast<std::uint32_t>(std::clamp(v, 0.0f, 1.0f) * 255.0f + 0.5f);
+    };
+    p.color = rgba(byte(colour.r), byte(colour.g), byte(colour.b), 255);
+    b.push(p);
+  }
+
   // Transforms, lights, clips and sets up the draws [begin, end) of the sorted list into `b`.
   void run_batch(Batch& b, std::vector<ClipVertex>& verts, std::size_t begin, std::size_t end,
                  const glm::mat4& view_proj, const Lighting& light) {
     b.clear();
     const std::span<const DrawItem> list = prep.draw_list();
     for (std::size_t k = begin; k < end && !b.overflow; ++k) {
+      // The sorted list reads the draws out of order: fetch a few ahead (a point's whole cost
+      // was otherwise the wait for its draw).
+      if (k + kPrefetch < end) prefetch_draw(list[k + kPrefetch].object);
       const DrawCommand& d = draws[list[k].object];
       if (!valid(d)) {
         ++b.invalid;
         continue;
       }
       if (k >= phase_split && occluded[k]) continue;
+      if (as_point[k] != 0) {
+        emit_point(b, d, renderables[list[k].object], view_proj, light);
+        continue;
+      }
       const Mesh& mesh = meshes[d.mesh];
       const Material& mat = materials[d.material];
       const DrawState& state = states[d.material];
@@ -490,8 +636,9 @@ struct Renderer::Impl {
     std::uint32_t* off = b.tile_offsets.data();
     std::fill(off, off + tile_count + 1, 0u);
     std::size_t total = 0;
-    for (std::uint32_t i = 0; i < b.triangle_count; ++i) {
-      const raster::TileRect r = tile_bounds(b.triangles[i]);
+    const std::uint32_t made = b.made();
+    for (std::uint32_t i = 0; i < made; ++i) {
+      const raster::TileRect r = tile_bounds(b, b.order[i]);
       for (int ty = r.y0; ty <= r.y1; ++ty)
         for (int tx = r.x0; tx <= r.x1; ++tx) ++off[ty * tiles_x + tx + 1];
       total +=
@@ -504,16 +651,17 @@ struct Renderer::Impl {
     }
     for (int t = 0; t < tile_count; ++t) off[t + 1] += off[t];
     // Fill with a running cursor per tile, borrowed from the offsets (restored after).
-    for (std::uint32_t i = 0; i < b.triangle_count; ++i) {
-      const Triangle& tri = b.triangles[i];
-      const raster::TileRect r = tile_bounds(tri);
+    for (std::uint32_t i = 0; i < made; ++i) {
+      const std::uint32_t ref = b.order[i];
+      const raster::TileRect r = tile_bounds(b, ref);
+      const auto [min_y, max_y] = rows(b, ref);
       for (int ty = r.y0; ty <= r.y1; ++ty) {
         // The strips of tile row ty that rows [min_y, max_y] touch.
         const int top = ty * tile;
-        const int first = (std::max<int>(tri.min_y, top) - top) / kStripRows;
-        const int last = (std::min<int>(tri.max_y, top + tile - 1) - top) / kStripRows;
+        const int first = (std::max<int>(min_y, top) - top) / kStripRows;
+        const int last = (std::min<int>(max_y, top + tile - 1) - top) / kStripRows;
         const std::uint32_t strips = ((2u << last) - 1) & ~((1u << first) - 1);
-        const std::uint32_t entry = i | strips << kEntryIndexBits;
+        const std::uint32_t entry = ref | strips << kEntryIndexBits;
         for (int tx = r.x0; tx <= r.x1; ++tx) b.entries[off[ty * tiles_x + tx]++] = entry;
       }
     }
@@ -526,18 +674,26 @@ struct Renderer::Impl {
     const std::size_t tris = b.overflow && b.triangle_count == b.triangles.size()
                                  ? b.triangles.size() * 2
                                  : b.triangles.size();
-    SPINDLE_ASSERTF(tris <= kEntryIndexMask + 1,
-                    "renderer: a batch of %zu triangles is more than a bin entry can name", tris);
+    const std::size_t points = b.overflow && b.point_count == b.points.size()
+                                   ? std::max<std::size_t>(b.points.size() * 2, 256)
+                                   : b.points.size();
+    SPINDLE_ASSERTF(tris <= kEntryIndexMask + 1 && points <= kEntryIndexMask + 1,
+                    "renderer: a batch of %zu triangles and %zu points is more than a bin entry "
+                    "can name",
+                    tris, points);
     b.triangles.resize(tris);
-    b.entries.resize(std::max({b.entries.size(), tris * 2, needed_entries}));
+    b.points.resize(points);
+    b.order.resize(tris + points);
+    b.entries.resize(std::max({b.entries.size(), tris * 2, points, needed_entries}));
     ++stats.grows;
     if (!logged_grow) {
       logged_grow = true;
       SPINDLE_LOG_INFO(Render,
-                       "renderer: a geometry batch grew to %zu triangles and %zu bin entries "
-                       "(RendererConfig::triangles_per_batch is %u); logged once, counted in "
-                       "Stats::grows",
-                       b.triangles.size(), b.entries.size(), config.triangles_per_batch);
+                       "renderer: a geometry batch grew to %zu triangles, %zu points and %zu bin "
+                       "entries (RendererConfig::triangles_per_batch is %u); logged once, counted "
+                       "in Stats::grows",
+                       b.triangles.size(), b.points.size(), b.entries.size(),
+                       config.triangles_per_batch);
     }
   }
 
@@ -579,20 +735,29 @@ struct Renderer::Impl {
     // memory: serially, 200,000 of them were the longest serial stretch of the frame.
     std::uint64_t* prefix = draw_triangles.data();
     prefix[0] = 0;
-    const std::uint32_t scan_chunks = static_cast<std::uint32_t>(std::clamp<std::size_t>(
-        n / 2048, 1,
-        std::min<std::size_t>(scan_sums.size(), 4 * std::size_t{jobs.worker_count()})));
+    const std::uint32_t scan_chunks = static_cast<std::uint32_t>(
+        std::clamp<std::size_t>(n / 2048, 1,
+                                std::min<std::size_t>({scan_sums.size(), chunk_points.size(),
+                                                       4 * std::size_t{jobs.worker_count()}})));
+    // Each draw's level of detail is decided here too: a point counts as one triangle.
     core::for_each_chunk(jobs, scan_chunks, {"render_geometry", tag}, [&](std::uint32_t c) {
       const core::ChunkRange r = core::chunk_range(n, scan_chunks, c);
       std::uint64_t sum = 0;
+      std::uint32_t points = 0;
       for (std::size_t k = r.begin; k < r.end; ++k) {
+        if (k + kPrefetch < r.end) prefetch_draw(list[begin + k + kPrefetch].object);
         const DrawCommand& d = draws[list[begin + k].object];
         const bool drawn = valid(d) && !(begin + k >= phase_split && occluded[begin + k]);
-        sum += drawn ? meshes[d.mesh].triangle_count() : 0;
+        const bool point = drawn && small_on_screen(renderables[list[begin + k].object], view_proj);
+        as_point[begin + k] = point ? 1 : 0;
+        points += point ? 1u : 0u;
+        sum += !drawn ? 0 : point ? 1 : meshes[d.mesh].triangle_count();
         prefix[k + 1] = sum;
       }
       scan_sums[c] = sum;
+      chunk_points[c] = points;
     });
+    for (std::uint32_t c = 0; c < scan_chunks; ++c) point_draws += chunk_points[c];
     std::uint64_t before = 0;
     for (std::uint32_t c = 0; c < scan_chunks; ++c) {
       const std::uint64_t sum = scan_sums[c];
@@ -741,13 +906,17 @@ struct Renderer::Impl {
     const std::uint32_t want = strip == 0 ? 0 : 1u << (kEntryIndexBits + strip - 1);
     for (std::uint32_t k = b.tile_offsets[t]; k < b.tile_offsets[t + 1]; ++k) {
       if (want != 0 && (e[k] & want) == 0) continue;
+      if ((e[k] & kEntryPoint) != 0) {
+        raster::fill_point(b.points[e[k] & kEntryIndexMask], true, tile);
+        continue;
+      }
       const Triangle& tri = b.triangles[e[k] & kEntryIndexMask];
       raster::rasterize_triangle(tri, states[tri.state], tile);
     }
   }
 
-  std::uint32_t bucket(const Triangle& t) const {
-    const float d = std::clamp(t.sort_depth, 0.0f, 1.0f);
+  std::uint32_t bucket(float depth) const {
+    const float d = std::clamp(depth, 0.0f, 1.0f);
     return static_cast<std::uint32_t>(d * static_cast<float>(config.ordering_buckets - 1));
   }
 
@@ -778,9 +947,11 @@ struct Renderer::Impl {
       for (std::uint32_t k = 0; k < batch_count; ++k) {
         const Batch& b = batches[k];
         for (std::uint32_t e = b.tile_offsets[t]; e < b.tile_offsets[t + 1]; ++e) {
-          const std::uint32_t i = b.entries[e] & kEntryIndexMask;
-          const std::uint64_t far_first = config.ordering_buckets - 1 - bucket(b.triangles[i]);
-          refs[m++] = far_first << 48 | std::uint64_t{k} << 32 | i;
+          const std::uint32_t ref = b.entries[e] & kEntryRefMask;
+          const float depth = (ref & kEntryPoint) != 0 ? b.points[ref & kEntryIndexMask].depth
+                                                       : b.triangles[ref].sort_depth;
+          const std::uint64_t far_first = config.ordering_buckets - 1 - bucket(depth);
+          refs[m++] = far_first << 48 | std::uint64_t{k} << 32 | ref;
         }
       }
       SPINDLE_ASSERT(m == n, "ordering table: every binned triangle of the tile is sorted");
@@ -802,7 +973,12 @@ struct Renderer::Impl {
       }
       for (std::uint32_t k = 0; k < m; ++k) {
         const Batch& b = batches[(from[k] >> 32) & 0xffff];
-        const Triangle& tri = b.triangles[from[k] & 0xffffffffu];
+        const auto ref = static_cast<std::uint32_t>(from[k]);
+        if ((ref & kEntryPoint) != 0) {
+          raster::fill_point(b.points[ref & kEntryIndexMask], false, tile);
+          continue;
+        }
+        const Triangle& tri = b.triangles[ref];
         raster::rasterize_triangle(tri, states[tri.state], tile);
       }
     }
@@ -824,6 +1000,9 @@ core::Result<MeshId> Renderer::add_mesh(Mesh mesh) {
   const auto id = static_cast<MeshId>(m.meshes.size());
   m.max_mesh_vertices =
       std::max(m.max_mesh_vertices, static_cast<std::uint32_t>(mesh.vertices().size()));
+  glm::vec4 mean(0.0f);
+  for (const Vertex& v : mesh.vertices()) mean += v.color;
+  m.mesh_mean.push_back(mean / static_cast<float>(mesh.vertices().size()));
   for (auto& v : m.batch_vertices) v.resize(m.max_mesh_vertices);
   for (auto& b : m.batches) b.screen.resize(m.max_mesh_vertices);
   m.meshes.push_back(std::move(mesh));
@@ -843,6 +1022,15 @@ core::Result<TextureId> Renderer::add_texture(Texture texture) {
                                "' is empty (make textures with Texture::create)");
   const auto id = static_cast<TextureId>(m.textures.size());
   m.textures.push_back(std::make_unique<Texture>(std::move(texture)));
+  // A point's texel: the mean of the smallest level (1x1 with mipmaps: already the mean).
+  const TextureView& view = m.textures.back()->view();
+  const MipLevel& level = view.levels[view.level_count - 1];
+  glm::dvec4 sum(0.0);
+  const std::size_t texels = static_cast<std::size_t>(level.width) * level.height;
+  for (std::size_t i = 0; i < texels; ++i)
+    for (int c = 0; c < 4; ++c) sum[c] += static_cast<double>((level.texels[i] >> (8 * c)) & 0xffu);
+  m.texture_mean.push_back(
+      glm::vec4(sum / (255.0 * static_cast<double>(std::max<std::size_t>(texels, 1)))));
   return id;
 }
 
@@ -980,6 +1168,8 @@ void Renderer::geometry(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16
   if (!m.ordering_table() && m.config.occlusion_culling && n >= 256)
     m.phase_split = std::max<std::size_t>(n / 8, 128);
   m.pass_chunks = chunks;
+  m.point_draws = 0;
+  m.point_scale = 0.5f * static_cast<float>(m.config.height) * m.camera.projection()[1][1];
   m.build_batches(jobs, chunks, tag, 0, m.phase_split);
   m.emit_debug(m.camera.view_projection());
 
@@ -1036,6 +1226,7 @@ void Renderer::raster(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t
   for (std::uint64_t p : m.tile_pixels) pixels += p;
   m.stats.pixels = pixels;
   m.stats.draws_occluded = m.occluded_count;
+  m.stats.draws_as_points = m.point_draws;
   m.stats.tiles = static_cast<std::uint32_t>(m.tile_count);
   ++m.stats.frames;
   m.debug.clear();

@@ -53,13 +53,18 @@ TEST_P(Allocations, ParallelRadixSortAllocatesNothing) {
 }
 
 // A whole renderer frame (cull, sort, geometry, tiles, debug text) after warm-up, in both
-// paths: bins, vertex buffers and tiles were sized before, so nothing is allocated.
+// paths, with and without points: bins, vertex buffers and tiles were sized before, so nothing
+// is allocated.
 TEST_P(Allocations, SteadyStateRendererFrameAllocatesNothing) {
   SPINDLE_REQUIRE_ALLOCATION_COUNTING();
   SPINDLE_REQUIRE_MODE(GetParam());
   jobs::JobSystem js(::spindle::test::job_config(GetParam()));
-  for (RenderPath path : {RenderPath::DepthBuffer, RenderPath::OrderingTable}) {
-    Renderer r({.width = 320, .height = 200, .path = path});
+  // And with most draws as points (RendererConfig::point_pixels far above their size).
+  for (const auto& [path, points] : {std::pair{RenderPath::DepthBuffer, 0.0f},
+                                     {RenderPath::OrderingTable, 0.0f},
+                                     {RenderPath::DepthBuffer, 40.0f},
+                                     {RenderPath::OrderingTable, 40.0f}}) {
+    Renderer r({.width = 320, .height = 200, .path = path, .point_pixels = points});
     const test::SceneIds ids = test::build_scene(r);
     for (int f = 0; f < 3; ++f) {  // warm-up: grows, thread-locals
       test::submit_scene(r, ids, 200, f);
@@ -74,6 +79,7 @@ TEST_P(Allocations, SteadyStateRendererFrameAllocatesNothing) {
     }
     EXPECT_EQ(::spindle::test::heap_allocations() - before, 0);
     EXPECT_GT(r.stats().pixels, 0u);
+    EXPECT_EQ(r.stats().draws_as_points > 100u, points > 0.0f);
   }
 }
 

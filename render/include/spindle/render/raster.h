@@ -142,8 +142,20 @@ void clear_tile(const TileTarget& tile, std::uint32_t color, float depth);
 // give the same pixels.
 void rasterize_triangle(const Triangle& t, const DrawState& state, const TileTarget& tile);
 
-// Pixels written by rasterize_triangle on this thread since the last call (for throughput
-// figures; counted per thread, no shared counter).
+// A point: one colour at one depth over an axis-aligned square of pixels, what the renderer
+// draws instead of a mesh that covers a pixel or two (RendererConfig::point_pixels).
+struct Point {
+  std::int16_t x0, y0, x1, y1;  // pixels, inclusive, inside the viewport
+  float depth;                  // z/w in [0, 1]: the nearest point of the draw's bounds
+  std::uint32_t color;          // opaque, as the colour buffer holds it (render::rgba)
+};
+
+// Writes the point's pixels inside the tile: where it is nearer than the depth buffer when
+// depth_test (and then its depth too, keeping block_max_depth exact), everywhere otherwise.
+void fill_point(const Point& p, bool depth_test, const TileTarget& tile);
+
+// Pixels written by rasterize_triangle and fill_point on this thread since the last call (for
+// throughput figures; counted per thread, no shared counter).
 std::uint64_t take_pixel_count();
 
 }  // namespace spindle::render::raster

@@ -111,6 +111,12 @@ struct RendererConfig {
   // same; only the work differs). Worth it behind solid occluders (walls, terrain); it costs a
   // second pass over the tiles and a box test per draw, so it is off unless asked for.
   bool occlusion_culling = false;
+  // Levels of detail for small things: an opaque draw whose bounding sphere's projection has a
+  // radius under this many pixels is drawn as a point (a square of about its size in the mesh's
+  // mean colour, lit as a surface facing the camera, at its nearest depth) instead of its
+  // triangles. Thousands of agents a pixel or two wide then cost a pixel or two each. The choice
+  // is a pure function of the draw and the camera: the image stays the same in every mode. 0: off.
+  float point_pixels = 0.0f;
   glm::vec4 clear_color{0.1f, 0.1f, 0.12f, 1.0f};
   std::uint32_t debug_lines = 8192;  // debug drawing capacity (lines; text characters)
   std::uint32_t debug_chars = 8192;
@@ -188,11 +194,12 @@ class Renderer {
     std::uint64_t bin_entries = 0;       // triangle x tile references
     std::uint32_t batches = 0;
     std::uint32_t tiles = 0;
-    std::uint32_t tile_strips = 0;     // raster jobs that drew a strip of a busy tile, this frame
-    std::uint64_t pixels = 0;          // pixels written by the rasteriser
-    std::uint64_t grows = 0;           // buffers grown since construction
-    std::uint64_t invalid_draws = 0;   // unknown mesh/material: skipped (logged once)
-    std::uint32_t draws_occluded = 0;  // skipped this frame: hidden behind nearer draws
+    std::uint32_t tile_strips = 0;      // raster jobs that drew a strip of a busy tile, this frame
+    std::uint64_t pixels = 0;           // pixels written by the rasteriser
+    std::uint64_t grows = 0;            // buffers grown since construction
+    std::uint64_t invalid_draws = 0;    // unknown mesh/material: skipped (logged once)
+    std::uint32_t draws_occluded = 0;   // skipped this frame: hidden behind nearer draws
+    std::uint32_t draws_as_points = 0;  // drawn as points this frame (point_pixels)
   };
   Stats stats() const;
   const RendererConfig& config() const;
