@@ -314,6 +314,28 @@ const render::Renderer* scene_renderer(core::Engine& engine) {
   return r != nullptr && r->drawn ? r->renderer : nullptr;
 }
 
+// What the report counts per frame: the renderer's draws by how they were drawn, then the
+// scene's own counts (SceneCounts).
+std::vector<std::string> count_names(core::Engine& engine) {
+  std::vector<std::string> names;
+  if (scene_renderer(engine) != nullptr)
+    names = {"draws visible", "drawn as meshes", "drawn as points", "hidden (occlusion)"};
+  if (const SceneCounts* c = engine.world().resource<SceneCounts>())
+    names.insert(names.end(), c->names.begin(), c->names.end());
+  return names;
+}
+void record_counts(core::Engine& engine, report::Frame& f) {
+  f.counts.clear();
+  if (const render::Renderer* r = scene_renderer(engine)) {
+    const render::Renderer::Stats s = r->stats();
+    f.counts = {static_cast<double>(s.draws_visible),
+                static_cast<double>(s.draws_visible - s.draws_as_points - s.draws_occluded),
+                static_cast<double>(s.draws_as_points), static_cast<double>(s.draws_occluded)};
+  }
+  if (const SceneCounts* c = engine.world().resource<SceneCounts>())
+    f.counts.insert(f.counts.end(), c->values.begin(), c->values.end());
+}
+
 // Frames in a scene's strip, and game time between them.
 constexpr int kStripFrames = 6;
 constexpr std::int64_t kStripStepNs = 100'000'000;
@@ -362,6 +384,7 @@ report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mo
   r.repeat = repeat;
   for (std::uint32_t i = 0; i < engine.stage_count(); ++i)
     r.stage_names.emplace_back(engine.stage_name(static_cast<core::StageId>(i)));
+  r.count_names = count_names(engine);
   r.frames.resize(o.frames);
   std::vector<std::uint32_t> counts(std::begin(kPredictedWorkers), std::end(kPredictedWorkers));
   if (std::find(counts.begin(), counts.end(), r.workers) == counts.end())
@@ -374,6 +397,7 @@ report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mo
   for (std::uint32_t i = 0; i < o.frames; ++i) {
     engine.step();
     record_frame(engine, r.frames[i]);
+    record_counts(engine, r.frames[i]);
     const jobs::JobGraph* graph = engine.last_job_graph();
     if (graph != nullptr && graph->complete && i % every == every / 2) {
       kept.push_back(*graph);

@@ -23,6 +23,11 @@ float scene_unit(std::uint64_t seed, std::uint64_t index, std::uint64_t salt) {
   return static_cast<float>(mix(seed ^ mix(index * 8 + salt)) >> 40) / static_cast<float>(1 << 24);
 }
 
+SceneCounts& scene_counts(core::Engine& engine) {
+  if (SceneCounts* c = engine.world().resource<SceneCounts>()) return *c;
+  return engine.world().set_resource<SceneCounts>();
+}
+
 bool has_param(const SceneParams& p, std::string_view name) {
   return std::any_of(p.params.begin(), p.params.end(),
                      [name](const SceneParam& q) { return q.name == name; });

@@ -52,6 +52,24 @@ struct SceneRendering {
 // With `--draw 0` (p.param("draw"), which every scene has) no render stage joins the frame: the
 // renderer returned takes the scene's meshes, materials and MeshInstances as usual and never
 // draws, so the frame is the simulation alone (and its audio).
+// What a scene counts in each frame for the report (characters at each level of detail...): a
+// world resource the scene's stages set; the harness copies the values after every measured
+// frame, beside the renderer's own counts ("draws drawn as points" ...). Names are fixed at setup.
+//
+//   SceneCounts& c = scene_counts(engine);             // in the setup
+//   const std::size_t near = c.add("characters near");
+//   ...in a stage: ctx.world().resource<SceneCounts>()->values[near] = n;
+struct SceneCounts {
+  std::vector<std::string> names;
+  std::vector<double> values;
+  std::size_t add(std::string name) {
+    names.push_back(std::move(name));
+    values.push_back(0.0);
+    return names.size() - 1;
+  }
+};
+SceneCounts& scene_counts(core::Engine& engine);
+
 // A scene that declares "points" (kPointsParam) has its small draws drawn as points
 // (RendererConfig::point_pixels = kPointPixels) unless run with --points 0.
 render::Renderer& add_scene_renderer(

@@ -69,6 +69,10 @@ sr::Run synthetic_run(const std::string& scene) {
         s.objects = count;
         s.repeat = rep;
         s.stage_names = {"physics", "render"};
+        // What the scene counted: points 1/10 of the objects plus the frame index; "far" only
+        // in the first repeat (series need not agree on their counts).
+        s.count_names = {"drawn as points"};
+        if (rep == 0) s.count_names.push_back("far");
         for (int i = 0; i < 5; ++i) {
           sr::Frame f;
           const double scale = count / 100.0 * (s.mode == "dynamic" ? 0.5 : 1.0);
@@ -88,6 +92,8 @@ sr::Run synthetic_run(const std::string& scene) {
           f.handoff_us = 2;
           f.jobs = 10;
           f.cpu_ms = f.frame_ms * s.workers * 0.9;
+          f.counts = {count / 10.0 + i};
+          if (rep == 0) f.counts.push_back(3);
           s.frames.push_back(std::move(f));
         }
         const double scale = count / 100.0;
@@ -123,6 +129,8 @@ TEST(ReportWrite, WritesAllFilesWithExpectedContent) {
     EXPECT_EQ(s["stage_names"].size(), 2u);
     EXPECT_EQ(s["frames"][0]["stages"].size(), 2u);
     EXPECT_EQ(s["frames"][0].contains("decisions"), s["mode"] == "dynamic");
+    EXPECT_EQ(s["count_names"].size(), s["frames"][4]["counts"].size());
+    EXPECT_EQ(s["frames"][4]["counts"][0], s["objects"].get<double>() / 10 + 4);
   }
   EXPECT_DOUBLE_EQ(j["series"][1]["frames"][4]["frame_ms"].get<double>(), 19.0);
   EXPECT_EQ(j["series"][6]["frames"][2]["job_overflows"], 7);
@@ -183,6 +191,10 @@ TEST(ReportWrite, WritesAllFilesWithExpectedContent) {
       md.find("| 1000 | dynamic | 2 | - | 72.500 | 116.000 | 21.750 | 58.000 | 0.80 | 130.500 |"),
       std::string::npos);
   EXPECT_NE(md.find("Where the time beyond the bound went"), std::string::npos);
+  // Counts: points at 1000 objects are 100..104 in both repeats (median 102); "far" is 3 in the
+  // frames of the repeat that counted it.
+  EXPECT_NE(md.find("| objects | mode | workers | drawn as points | far |"), std::string::npos);
+  EXPECT_NE(md.find("| 1000 | dynamic | 2 | 102 [100, 104] | 3 |"), std::string::npos) << md;
   // Every row of every table has its header's number of cells (a value without a column heading
   // shifts every value after it under the wrong heading).
   {
@@ -215,6 +227,8 @@ TEST(ReportWrite, WritesAllFilesWithExpectedContent) {
                          "chart-util-swarm", "chart-alloc-swarm", "chart-scaling-swarm"})
     EXPECT_NE(html.find(std::string("id=\"") + id + "\""), std::string::npos) << id;
   EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("Counted per frame"), std::string::npos);
+  EXPECT_NE(html.find("102 [100, 104]"), std::string::npos);
   EXPECT_NE(html.find("<figcaption>"), std::string::npos);
   EXPECT_NE(html.find("<polyline"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);

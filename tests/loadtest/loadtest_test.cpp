@@ -639,6 +639,49 @@ TEST(LoadTestRun, EverySceneRunsWithoutDrawingAndTheModesAgree) {
   EXPECT_NE(std::find(names.begin(), names.end(), "render_raster"), names.end());
 }
 
+// swarm draws agents under 1.5 pixels as points unless --points 0; the report counts, per frame,
+// the draws visible, drawn as meshes and drawn as points, and the modes still agree on the image.
+TEST(LoadTestRun, SwarmDrawsSmallAgentsAsPointsAndTheReportCountsThem) {
+  register_builtin_scenes();
+  std::uint64_t images[2] = {0, 0};
+  for (const int points : {1, 0}) {
+    SCOPED_TRACE(points);
+    const auto dir = temp_dir("points_" + std::to_string(points));
+    // clang-format off
+    const Result r = run({"--scene", "swarm", "--objects", "20000", "--points",
+                          std::to_string(points), "--modes", own_mode_list(), "--workers", "2",
+                          "--frames", "3", "--warmup", "1", "--repeats", "1", "--trace-frames",
+                          "0", "--no-pin", "--out", dir.string()});
+    // clang-format on
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("every mode ended with the same world hash and the same image"),
+              std::string::npos)
+        << r.out;
+    const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
+    EXPECT_EQ(run_json["settings"]["parameters"]["swarm.points"], points);
+    for (const auto& s : run_json["series"]) {
+      const auto& names = s["count_names"];
+      ASSERT_GE(names.size(), 3u);
+      EXPECT_EQ(names[0], "draws visible");
+      EXPECT_EQ(names[1], "drawn as meshes");
+      EXPECT_EQ(names[2], "drawn as points");
+      for (const auto& f : s["frames"]) {
+        const double visible = f["counts"][0], meshes = f["counts"][1], as_points = f["counts"][2];
+        EXPECT_GT(visible, 15000);
+        EXPECT_EQ(meshes + as_points + f["counts"][3].get<double>(), visible);
+        if (points == 1) {
+          EXPECT_GT(as_points, 0.9 * visible) << "agents are under a pixel or two wide";
+        } else {
+          EXPECT_EQ(as_points, 0);
+        }
+      }
+      images[points] = s["image_hash"].get<std::uint64_t>();
+    }
+    EXPECT_NE(slurp(dir / "report.md").find("drawn as points"), std::string::npos);
+  }
+  EXPECT_NE(images[0], images[1]) << "points are not the cubes' triangles";
+}
+
 // The audio scene mixes through the audio stages in every mode to the same output (its hash is
 // folded into the world hash the harness compares), and the physics scenes play impact sounds.
 TEST(LoadTestRun, OrchestraMixesTheSameInEveryModeAndEveryScenePlaysSound) {

@@ -707,6 +707,10 @@ std::string render_html(const Run& run, const Model& m, const std::string& root)
       out += "<h3>Median stage wall time (ms)</h3>\n";
       html_table(out, stage_table(m, sc));
     }
+    if (!sc.count_names.empty()) {
+      out += "<h3>Counted per frame (median [least, most])</h3>\n";
+      html_table(out, count_table(m, sc));
+    }
     out += "<h3>The limit: work, span, bound, CPU (medians per frame)</h3>\n";
     html_table(out, limit_table(m, sc));
     out += "<h3>Where the time beyond the bound went</h3>\n";

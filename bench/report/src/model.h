@@ -23,7 +23,9 @@ struct Group {
   Speedup speedup{};                  // vs that single group
   double p_vs_single = 0;
   std::vector<double> stage_median_ms;  // index = Scene::stage_names; NaN where never measured
-  std::uint64_t job_overflows = 0;      // summed over every frame of every repeat
+  // Per Scene::count_names: the median, least and most over every frame (NaN: never counted).
+  std::vector<double> count_median, count_min, count_max;
+  std::uint64_t job_overflows = 0;  // summed over every frame of every repeat
   // Medians over every frame with a recorded job graph (NaN without one): work, span, the bound
   // max(work / workers, span with hand-offs), efficiency (bound / frame time), hand-off (us).
   double work_ms = NAN, span_ms = NAN, bound_ms = NAN, efficiency = NAN, handoff_us = NAN;
@@ -43,6 +45,7 @@ struct Scene {
   std::string slug;                          // for element ids: [a-z0-9-], unique
   std::vector<std::size_t> groups;           // into Model::groups, sorted by objects, mode, workers
   std::vector<std::string> stage_names;      // union over the scene's series, first-seen order
+  std::vector<std::string> count_names;      // the same for Series::count_names
   std::vector<std::uint32_t> object_counts;  // ascending, distinct
 };
 
@@ -71,6 +74,8 @@ struct Table {
 };
 Table summary_table(const Model& m, const Scene& s);
 Table stage_table(const Model& m, const Scene& s);
+// What the scene counted per frame: median [least, most] over the frames, per count name.
+Table count_table(const Model& m, const Scene& s);
 // Work, span, bound, efficiency and CPU per frame; where the time beyond the bound went; and the
 // simulator's replay beside what was measured.
 Table limit_table(const Model& m, const Scene& s);

@@ -104,11 +104,14 @@ Model build_model(const Run& run) {
   std::map<Key, std::size_t> group_index;
   for (const Series& se : run.series) {
     auto [sit, new_scene] = scene_index.try_emplace(se.scene, m.scenes.size());
-    if (new_scene) m.scenes.push_back(Scene{se.scene, {}, {}, {}, {}});
+    if (new_scene) m.scenes.push_back(Scene{se.scene, {}, {}, {}, {}, {}});
     Scene& sc = m.scenes[sit->second];
     for (const std::string& st : se.stage_names)
       if (std::find(sc.stage_names.begin(), sc.stage_names.end(), st) == sc.stage_names.end())
         sc.stage_names.push_back(st);
+    for (const std::string& c : se.count_names)
+      if (std::find(sc.count_names.begin(), sc.count_names.end(), c) == sc.count_names.end())
+        sc.count_names.push_back(c);
     auto [git, new_group] =
         group_index.try_emplace(Key{se.scene, se.mode, se.workers, se.objects}, m.groups.size());
     if (new_group) {
@@ -216,6 +219,23 @@ Model build_model(const Run& run) {
             if (idx < f.stages.size()) wall.push_back(f.stages[idx].wall_ms);
         }
         g.stage_median_ms[st] = quantile(wall, 0.5);
+      }
+      // The scene's counts, matched by name the same way.
+      g.count_median.assign(sc.count_names.size(), kNaN);
+      g.count_min = g.count_max = g.count_median;
+      for (std::size_t c = 0; c < sc.count_names.size(); ++c) {
+        std::vector<double> values;
+        for (const Series* se : g.series) {
+          auto it = std::find(se->count_names.begin(), se->count_names.end(), sc.count_names[c]);
+          if (it == se->count_names.end()) continue;
+          const auto idx = static_cast<std::size_t>(it - se->count_names.begin());
+          for (const Frame& f : se->frames)
+            if (idx < f.counts.size()) values.push_back(f.counts[idx]);
+        }
+        if (values.empty()) continue;
+        g.count_median[c] = quantile(values, 0.5);
+        g.count_min[c] = *std::min_element(values.begin(), values.end());
+        g.count_max[c] = *std::max_element(values.begin(), values.end());
       }
       // Baseline: the first `single` group of the same objects.
       const Group* base = nullptr;
@@ -463,6 +483,25 @@ Table stage_table(const Model& m, const Scene& s) {
   return t;
 }
 
+Table count_table(const Model& m, const Scene& s) {
+  Table t;
+  t.header = {"objects", "mode", "workers"};
+  for (const std::string& c : s.count_names) t.header.push_back(c);
+  for (std::size_t gi : s.groups) {
+    const Group& g = m.groups[gi];
+    std::vector<std::string> row = {std::to_string(g.objects), g.mode, std::to_string(g.workers)};
+    for (std::size_t c = 0; c < s.count_names.size(); ++c) {
+      const double med = g.count_median[c], lo = g.count_min[c], hi = g.count_max[c];
+      const auto whole = [](double v) { return fixed(v, v == std::floor(v) ? 0 : 1); };
+      row.push_back(std::isnan(med) ? ""
+                    : lo == hi      ? whole(med)
+                                    : whole(med) + " [" + whole(lo) + ", " + whole(hi) + "]");
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
 Table reference_table(const Model& m, const Reference& ref) {
   Table t;
   t.header = {"objects"};
@@ -537,6 +576,7 @@ json to_json(const Run& run, const detail::Model& m) {
                  {"cpu_ms", f.cpu_ms},
                  {"active_workers", f.active_workers},
                  {"pinned", f.pinned}};
+      if (!f.counts.empty()) jf["counts"] = f.counts;
       if (f.span_ms > 0) {
         jf["work_ms"] = f.work_ms;
         jf["span_ms"] = f.span_ms;
@@ -577,6 +617,7 @@ json to_json(const Run& run, const detail::Model& m) {
                       {"screenshot", se.screenshot},
                       {"strip", se.strip},
                       {"stage_names", se.stage_names},
+                      {"count_names", se.count_names},
                       {"frames", std::move(frames)}});
   }
   j["series"] = std::move(series);
@@ -712,6 +753,10 @@ std::string to_markdown(const Run& run, const detail::Model& m) {
     if (!sc.stage_names.empty()) {
       out += "\n### Median stage wall time (ms)\n\n";
       md_table(out, detail::stage_table(m, sc));
+    }
+    if (!sc.count_names.empty()) {
+      out += "\n### Counted per frame (median [least, most])\n\n";
+      md_table(out, detail::count_table(m, sc));
     }
     out += "\n### The limit: work, span, bound, CPU (medians per frame)\n\n";
     md_table(out, detail::limit_table(m, sc));

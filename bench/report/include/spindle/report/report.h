@@ -64,6 +64,9 @@ struct Frame {
   // Workers the frame could use (dynamic mode: those its worker controller woke); 0: not known.
   std::uint32_t active_workers = 0;
   bool pinned = false;  // whether they kept to their CPUs
+  // What the scene counted in this frame (draws drawn as points, characters at each level of
+  // detail...): index = Series::count_names.
+  std::vector<double> counts;
 };
 
 // The simulator's replay of a series' recorded frames on `workers` threads under its mode's
@@ -81,7 +84,8 @@ struct Series {
   std::string scene, mode;  // mode: single, static, dynamic, tbb (others allowed)
   std::uint32_t workers = 1, objects = 0, repeat = 0;
   std::vector<std::string> stage_names;
-  std::vector<Frame> frames;  // measured frames only, warm-up excluded
+  std::vector<std::string> count_names;  // what Frame::counts holds, in its order
+  std::vector<Frame> frames;             // measured frames only, warm-up excluded
   // The world's state hash after the last frame (0: not recorded). Series of the same scene,
   // objects and frame count must agree in every mode: the report shows whether they do.
   std::uint64_t world_hash = 0;
