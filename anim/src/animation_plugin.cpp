@@ -53,6 +53,8 @@ struct Animated {
   const SkinnedMesh* mesh = nullptr;
   bool rejected = false;
   bool layer_reported = false;  // a skipped layer was logged since the last configure
+  bool fresh = true;            // configured since it was last posed: update whatever its LOD
+  bool due = true;              // posed and skinned this frame (AnimationLod)
   std::array<SamplingCache, kMaxPlayerLayers> caches;
   std::vector<JointTransform> layer_poses;  // kMaxPlayerLayers x joints
   std::vector<JointTransform> local;
@@ -90,6 +92,7 @@ struct Animation::Impl {
   std::vector<Animated*> posed;  // characters not rejected, in `characters` order
   std::vector<SkinBatch> batches;
   std::uint64_t assets_seen = 0;  // Animation::assets_added_ at the last bookkeeping
+  std::uint64_t frame = 0;        // pose() calls: AnimationLod's clock
 };
 
 SkinnedBounds SkinnedBounds::empty() {
@@ -301,6 +304,7 @@ bool configure(Animated& c, const Animation& anim, SkeletonId skeleton, MeshId m
   c.skeleton_id = skeleton;
   c.mesh_id = mesh;
   c.layer_reported = false;
+  c.fresh = true;
   c.bounds = SkinnedBounds::empty();
   c.skeleton = anim.skeleton(skeleton);
   c.mesh = mesh == MeshId::None ? nullptr : anim.mesh(mesh);
@@ -413,11 +417,25 @@ void Animation::pose(core::StageContext& ctx) {
     }
   }
 
+  // Who updates this frame (AnimationLod): a serial pass over flags, cheap beside posing.
+  const auto* lods = world.storage<AnimationLod>();
+  const std::uint64_t frame = m.frame++;
+  std::uint32_t updated = 0;
+  for (Animated* c : m.posed) {
+    const AnimationLod* lod = lods != nullptr ? lods->get(c->index) : nullptr;
+    const std::uint32_t every = lod != nullptr ? lod->every : 1;
+    c->due = c->fresh || every <= 1 || (frame + c->index) % every == 0;
+    c->fresh = false;
+    updated += c->due ? 1u : 0u;
+  }
+  stats_.updated = updated;
+
   const float threshold = config_.blend_threshold;
   ctx.parallel_for(static_cast<std::uint32_t>(m.posed.size()), [&](std::uint32_t b,
                                                                    std::uint32_t e) {
     for (std::uint32_t i = b; i < e; ++i) {
       Animated& c = *m.posed[i];
+      if (!c.due) continue;
       const AnimationPlayer& player = *players->get(c.index);
       const std::size_t joints = c.local.size();
       std::array<BlendLayer, kMaxPlayerLayers> normal{};
@@ -490,6 +508,7 @@ void Animation::skin(core::StageContext& ctx) {
     for (std::uint32_t i = b; i < e; ++i) {
       SkinBatch& batch = m.batches[i];
       Animated& c = *batch.character;
+      if (!c.due) continue;  // its vertices and bounds stay as they were
       const SkinnedMesh& mesh = *c.mesh;
       // c.nx is empty when normals are off or the mesh has none (configure() sized it).
       const bool with_normals = !c.nx.empty();
@@ -510,7 +529,7 @@ void Animation::skin(core::StageContext& ctx) {
   });
   auto* bounds = ctx.world().storage<SkinnedBounds>();
   for (Animated* c : m.posed) {
-    if (c->batch_count == 0) continue;
+    if (c->batch_count == 0 || !c->due) continue;
     SkinnedBounds total = m.batches[c->first_batch].bounds;
     for (std::uint32_t k = 1; k < c->batch_count; ++k) {
       const SkinnedBounds& b = m.batches[c->first_batch + k].bounds;
@@ -532,6 +551,7 @@ void AnimationPlugin::build(core::Engine& engine) {
   world.register_component<SkinnedMeshInstance>("skinned_mesh");
   world.register_component<SkinnedBounds>("skinned_bounds");
   world.register_component<AnimationTracks>("animation_tracks");
+  world.register_component<AnimationLod>("animation_lod");
   world.events<AnimationEvent>();
   animation_ = &world.set_resource<Animation>(config_, world.capacity());
   Animation* a = animation_;
@@ -547,7 +567,7 @@ void AnimationPlugin::build(core::Engine& engine) {
   engine.add_stage({.name = "anim_pose",
                     .phase = kAnimationPhase,
                     .access = core::Access{}
-                                  .read<AnimationPlayer, SkinnedMeshInstance>()
+                                  .read<AnimationPlayer, SkinnedMeshInstance, AnimationLod>()
                                   .write<Animation, SkinnedBounds>(),
                     .run = [a](core::StageContext& ctx) { a->pose(ctx); },
                     .simulation = false});

@@ -8,7 +8,15 @@
 //        anim_advance, anim_pose (parallel over characters), anim_skin (parallel over vertex
 //        batches), transforms and the render stages. Flags: --joints (default 50), --vertices
 //        (default 2,000), --kinds (default 4), --quantized 1 (16-bit clip keys), --draw 0
-//        (animation and skinning only, no renderer).
+//        (animation and skinning only, no renderer), --lod 0 (every character at full detail).
+//
+// Levels of detail (crowd_lod, before the animation stages): each kind has three meshes made by
+// the same generator from the same seed (so the same skeleton and clips), with `vertices`,
+// 1/4 and 1/8 of them: fewer sides per tube, and at the last level the smallest bones (fingers)
+// get no tube at all. A character's level follows its height on screen with hysteresis, and its
+// SkinnedMeshInstance and render mesh follow the level, so a far character is skinned and drawn
+// with its level's vertices only; at the last level it is also posed and skinned every other frame
+// only (anim::AnimationLod). The report counts the characters at each level per frame.
 #include <cmath>
 #include <memory>
 #include <string>
@@ -33,10 +41,37 @@ struct Mood {
   float rate = 0.0f;
 };
 
-// Which render mesh draws a character (its kind's).
+// Which render mesh draws a character (its kind's, at its level of detail).
 struct CrowdMember {
   render::MeshId look = 0;
+  std::uint8_t kind = 0;
+  std::uint8_t lod = 0;  // 0: full detail
+  std::uint8_t reserved[2]{};
 };
+
+constexpr int kCrowdLods = 3;
+// The share of the full vertex count each level has.
+constexpr int kLodVertexDivisor[kCrowdLods] = {1, 4, 8};
+// A character goes to a coarser level when its height on screen falls under kLodBelowPixels[l]
+// (level l + 1 below it), and back when it rises above that by kLodHysteresis: a character at
+// the boundary does not flicker between levels.
+constexpr float kLodBelowPixels[kCrowdLods - 1] = {120.0f, 40.0f};
+constexpr float kLodHysteresis = 1.15f;
+// Frames between pose and skin updates per level (anim::AnimationLod): the smallest characters
+// move at half the frame rate, staggered so that half of them update each frame.
+constexpr std::uint32_t kLodUpdateEvery[kCrowdLods] = {1, 1, 2};
+
+// The level for a character `pixels` tall on screen that was at `current`.
+std::uint8_t crowd_lod(float pixels, std::uint8_t current) {
+  std::uint8_t want = 0;
+  while (want < kCrowdLods - 1 && pixels < kLodBelowPixels[want]) ++want;
+  if (want < current && pixels < kLodBelowPixels[want] * kLodHysteresis) {
+    // Coming nearer: only past the band above the boundary of the current level.
+    want = current;
+    while (want > 0 && pixels >= kLodBelowPixels[want - 1] * kLodHysteresis) --want;
+  }
+  return want;
+}
 
 struct CrowdLook {
   render::Renderer* renderer = nullptr;
@@ -86,11 +121,12 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
   anim::Animation& animation = engine.add_plugin<anim::AnimationPlugin>().animation();
   use_transforms(engine);
 
+  const bool lod = p.param("lod") != 0;
   struct Kind {
     anim::SkeletonId skeleton;
     anim::ClipId walk, idle;
-    anim::MeshId mesh;
-    render::MeshId look = 0;  // the same vertices with triangles, for the renderer
+    anim::MeshId mesh[kCrowdLods];
+    render::MeshId look[kCrowdLods] = {};  // the same vertices with triangles, for the renderer
   };
   std::vector<Kind> kind(static_cast<std::size_t>(kinds));
   const auto side =
@@ -130,10 +166,24 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
       c.walk = c.walk.quantized().value();
       c.idle = c.idle.quantized().value();
     }
-    if (draw) out.look = look->renderer->add_mesh(skin_look(c, k)).value();
+    if (draw) out.look[0] = look->renderer->add_mesh(skin_look(c, k)).value();
     out.walk = animation.add_clip(std::move(c.walk), out.skeleton).value();
     out.idle = animation.add_clip(std::move(c.idle), out.skeleton).value();
-    out.mesh = animation.add_mesh(std::move(c.mesh), out.skeleton).value();
+    out.mesh[0] = animation.add_mesh(std::move(c.mesh), out.skeleton).value();
+    // The coarser levels: the generator's skeleton and clips depend on the seed only, so its
+    // meshes with fewer vertices fit the skeleton already added.
+    for (int l = 1; l < kCrowdLods; ++l) {
+      anim::CharacterDesc desc{.seed = p.seed * 1000 + static_cast<std::uint64_t>(k),
+                               .joint_count = joints,
+                               .vertex_count = std::max(vertices / kLodVertexDivisor[l], 1),
+                               .height = 1.6f + 0.4f * u,
+                               .walk_duration = 0.9f + 0.3f * u,
+                               .idle_duration = 2.5f + u};
+      core::Result<anim::Character> coarse = anim::make_character(desc);
+      SPINDLE_ASSERT(coarse.ok(), "crowd: parameter ranges are the generator's");
+      if (draw) out.look[l] = look->renderer->add_mesh(skin_look(coarse.value(), k)).value();
+      out.mesh[l] = animation.add_mesh(std::move(coarse.value().mesh), out.skeleton).value();
+    }
   }
 
   core::World& world = engine.world();
@@ -147,8 +197,9 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
     player.layers[1] = {.clip = k.idle, .time = 5.0f * v, .speed = 0.9f + 0.2f * u};
     const core::Entity e = world.create();
     world.add<AnimationPlayer>(e, player);
-    world.add<anim::SkinnedMeshInstance>(e, anim::SkinnedMeshInstance{k.mesh});
+    world.add<anim::SkinnedMeshInstance>(e, anim::SkinnedMeshInstance{k.mesh[0]});
     world.add<anim::SkinnedBounds>(e);
+    world.add<anim::AnimationLod>(e);
     world.add<Mood>(
         e, Mood{6.2831853f * scene_unit(p.seed, i, 2), 0.2f + 0.8f * scene_unit(p.seed, i, 3)});
     const float x = (static_cast<float>(i % side) - 0.5f * static_cast<float>(side)) * spacing;
@@ -157,8 +208,49 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
         e, core::Transform::from(glm::vec3(x, 0.0f, z),
                                  glm::angleAxis(6.2831853f * u, glm::vec3(0, 1, 0))));
     world.add<core::WorldTransform>(e);
-    world.add<CrowdMember>(e, CrowdMember{k.look});
+    world.add<CrowdMember>(
+        e, CrowdMember{.look = k.look[0], .kind = static_cast<std::uint8_t>(i % kind.size())});
   }
+
+  // Levels of detail from each character's height on screen, before anything is posed.
+  SceneCounts& counts = scene_counts(engine);
+  const std::size_t first_count = counts.names.size();
+  for (int l = 0; l < kCrowdLods; ++l)
+    counts.add("characters at LOD " + std::to_string(l) + " (" +
+               std::to_string(std::max(vertices / kLodVertexDivisor[l], 1)) + " vertices)");
+  render::Camera eye = camera;
+  eye.aspect = static_cast<float>(p.width) / static_cast<float>(p.height);
+  const glm::mat4 view_proj = eye.view_projection();
+  const float pixels_per_unit = 0.5f * static_cast<float>(p.height) * eye.projection()[1][1];
+  engine.add_stage(
+      {.name = "crowd_lod",
+       .phase = core::Phase::Gameplay,
+       .access =
+           core::Access{}
+               .read<core::WorldTransform>()
+               .write<CrowdMember, anim::SkinnedMeshInstance, anim::AnimationLod, SceneCounts>(),
+       .run = [kind, view_proj, pixels_per_unit, lod, first_count](core::StageContext& ctx) {
+         core::World& w = ctx.world();
+         std::uint32_t at[kCrowdLods] = {};
+         w.query<const core::WorldTransform, CrowdMember, anim::SkinnedMeshInstance,
+                 anim::AnimationLod>()
+             .each([&](core::Entity, const core::WorldTransform& t, CrowdMember& m,
+                       anim::SkinnedMeshInstance& inst, anim::AnimationLod& rate) {
+               // The character's height on screen: about 1.8 units at its distance along the
+               // view axis.
+               const glm::vec4 c = view_proj * (t.matrix * glm::vec4(0.0f, 0.9f, 0.0f, 1.0f));
+               const float pixels = c.w > 0.1f ? 1.8f * pixels_per_unit / c.w : 1e9f;
+               const std::uint8_t level = lod ? crowd_lod(pixels, m.lod) : 0;
+               const Kind& k = kind[m.kind];
+               m.lod = level;
+               m.look = k.look[level];
+               inst.mesh = k.mesh[level];
+               rate.every = kLodUpdateEvery[level];
+               ++at[level];
+             });
+         SceneCounts& out = *w.resource<SceneCounts>();
+         for (int l = 0; l < kCrowdLods; ++l) out.values[first_count + l] = at[l];
+       }});
 
   // Gameplay: each character drifts between walking and idling; the two weights always sum to 1.
   engine.add_system<Mood, AnimationPlayer>(
@@ -200,6 +292,8 @@ void register_crowd_scene() {
       // Issue 16's crowd figures (and its 60 FPS target) predate the renderer: --draw 0 runs
       // the scene as they were measured, animation and skinning without the render stages.
       {"draw", "1: draw the characters; 0: animate and skin only", 1, 0, 1},
+      {"lod", "1: levels of detail by height on screen; 0: every character at full detail", 1, 0,
+       1},
   };
   register_scene(std::move(def));
 }

@@ -46,12 +46,14 @@ TEST(AnimationAlloc, SteadyStateFramesAllocateNothing) {
       world.add<AnimationPlayer>(e, p);
       world.add<SkinnedMeshInstance>(e, SkinnedMeshInstance{mesh});
       world.add<SkinnedBounds>(e, SkinnedBounds{});
+      if (i % 4 >= 2) world.add<AnimationLod>(e, AnimationLod{2});  // half at half the rate
     }
     for (int i = 0; i < 30; ++i) engine.step();
     const long before = ::spindle::test::heap_allocations();
     for (int i = 0; i < 60; ++i) engine.step();
     EXPECT_EQ(::spindle::test::heap_allocations() - before, 0) << jobs::to_string(mode);
     EXPECT_EQ(anim.stats().characters, 60u);
+    EXPECT_EQ(anim.stats().updated, 45u);  // 30 every frame, 15 of the 30 at half the rate
     EXPECT_EQ(anim.stats().vertices, 60u * 1500u);
   }
 }

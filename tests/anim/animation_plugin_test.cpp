@@ -412,6 +412,88 @@ TEST(AnimationPlugin, SameOutputInEveryModeAndWorkerCount) {
       [](jobs::Mode mode, std::uint32_t workers) { return run_crowd(mode, workers); });
 }
 
+// AnimationLod: a character updated every 3rd frame shows, in the frames it updates, exactly what
+// one updated every frame shows (its layers advance every step), holds its view in between, and
+// updates at once when its mesh changes; the frames are staggered by entity index.
+TEST(AnimationLod, EveryNthFrameMatchesEveryFrameWhenItUpdatesAndHoldsBetween) {
+  const Character c = make(31, 24, 600);
+  const Character coarse = make(31, 24, 150);  // same seed: same skeleton, another mesh
+  core::Engine engine(config(jobs::Mode::Single));
+  Animation& anim = engine.add_plugin<AnimationPlugin>().animation();
+  const Assets a = add_assets(anim, c);
+  const MeshId coarse_mesh = anim.add_mesh(coarse.mesh, a.skeleton).value();
+  core::World& world = engine.world();
+  const auto spawn = [&](std::uint32_t every) {
+    const core::Entity e = world.create();
+    world.add<AnimationPlayer>(e, two_clip_player(a, 0.25f, 0.3f));
+    world.add<SkinnedMeshInstance>(e, SkinnedMeshInstance{a.mesh});
+    world.add<SkinnedBounds>(e, SkinnedBounds{});
+    if (every != 1) world.add<AnimationLod>(e, AnimationLod{every});
+    return e;
+  };
+  const core::Entity always = spawn(1), third = spawn(3), third_too = spawn(3);
+  std::vector<int> updates(2, 0);
+  std::uint64_t held = 0;
+  for (int f = 0; f < 12; ++f) {
+    if (f == 7) world.get<SkinnedMeshInstance>(third)->mesh = coarse_mesh;
+    engine.step();
+    const std::uint64_t now = hash_view(anim.view(third));
+    const bool updated = f == 0 || f == 7 || (static_cast<std::uint32_t>(f) + third.index) % 3 == 0;
+    if (f == 7) {
+      EXPECT_EQ(anim.view(third).positions.x.size(), coarse.mesh.vertex_count()) << "at once";
+    } else if (updated) {
+      ++updates[0];
+      // The same pose (after frame 7 over another mesh: the palettes agree).
+      const CharacterView v = anim.view(third), w = anim.view(always);
+      ASSERT_EQ(v.palette.size(), w.palette.size());
+      EXPECT_EQ(std::memcmp(v.palette.data(), w.palette.data(), v.palette.size_bytes()), 0)
+          << "frame " << f;
+      if (f < 7) {
+        EXPECT_EQ(now, hash_view(w)) << "frame " << f;
+      }
+    } else {
+      EXPECT_EQ(now, held) << "frame " << f << ": held";
+    }
+    held = now;
+    // The two every-3rd characters sit at consecutive indices: never due in the same frame
+    // (but both in the first, when they are new).
+    const bool other = f == 0 || (static_cast<std::uint32_t>(f) + third_too.index) % 3 == 0;
+    updates[1] += other ? 1 : 0;
+    EXPECT_EQ(anim.stats().updated, 1u + (updated ? 1u : 0u) + (other ? 1u : 0u)) << f;
+    EXPECT_EQ(anim.stats().characters, 3u);
+  }
+  EXPECT_GE(updates[0], 3);
+  EXPECT_LE(updates[1], 5);
+}
+
+std::uint64_t run_lod_crowd(jobs::Mode mode, std::uint32_t workers) {
+  core::Engine engine(config(mode, workers));
+  AnimationConfig ac;
+  ac.skin_batch_vertices = 128;
+  Animation& anim = engine.add_plugin<AnimationPlugin>(ac).animation();
+  const Assets a = add_assets(anim, make(41, 30, 500));
+  core::World& world = engine.world();
+  std::vector<core::Entity> es;
+  for (int i = 0; i < 60; ++i) {
+    const core::Entity e = world.create();
+    world.add<AnimationPlayer>(e, two_clip_player(a, 0.05f * static_cast<float>(i), 0.5f));
+    world.add<SkinnedMeshInstance>(e, SkinnedMeshInstance{a.mesh});
+    world.add<SkinnedBounds>(e, SkinnedBounds{});
+    world.add<AnimationLod>(e, AnimationLod{static_cast<std::uint32_t>(i % 4)});
+    es.push_back(e);
+  }
+  for (int f = 0; f < 11; ++f) engine.step();
+  core::Hasher h;
+  h.add(world.state_hash());
+  for (core::Entity e : es) h.add(hash_view(anim.view(e)));
+  return h.value();
+}
+
+TEST(AnimationLod, SameOutputInEveryModeAndWorkerCount) {
+  ::spindle::test::expect_same_in_every_mode(
+      [](jobs::Mode mode, std::uint32_t workers) { return run_lod_crowd(mode, workers); });
+}
+
 // A foot contact on the walk: down (1) from the start to 40% of the clip, lifting to 0 by 45%,
 // down again from 90% to 95%: with threshold 0.5 it falls at 42.5% and rises at 92.5%. The other
 // foot is the opposite, as a step track (edges at 40% and 90%).

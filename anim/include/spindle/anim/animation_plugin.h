@@ -123,6 +123,16 @@ struct SkinnedMeshInstance {
   MeshId mesh = MeshId::None;
 };
 
+// Level of detail in time: the character is posed and skinned every `every` frames (0 and 1:
+// every frame), in the frames where (frame + entity index) % every == 0, so that a crowd's far
+// characters share the work out evenly over the frames. In between, its view (pose, skinned
+// vertices, bounds) stays what it last was; its layers still advance every step, so it is never
+// behind when it updates. A character posed for the first time, or whose skeleton or mesh changed,
+// updates at once. Deterministic: the frame count is the plugin's own.
+struct AnimationLod {
+  std::uint32_t every = 1;
+};
+
 // Model-space bounds of the skinned vertices, written by anim_skin; empty() (min > max) while the
 // character has no skinned mesh, is rejected or has lost its player.
 struct SkinnedBounds {
@@ -158,7 +168,8 @@ struct CharacterView {
 };
 
 struct AnimationStats {
-  std::uint32_t characters = 0;       // posed last frame
+  std::uint32_t characters = 0;       // animated characters (not rejected)
+  std::uint32_t updated = 0;          // of which posed and skinned last frame (AnimationLod)
   std::uint32_t skinned = 0;          // of which with a mesh
   std::uint64_t vertices = 0;         // skinned last frame
   std::uint32_t batches = 0;          // skinning batches last frame
@@ -229,7 +240,8 @@ class Animation {
 // preparation.
 inline constexpr core::Phase kAnimationPhase{"animation", 500};
 
-// Registers the components (animation_player, skinned_mesh, skinned_bounds, animation_tracks),
+// Registers the components (animation_player, skinned_mesh, skinned_bounds, animation_tracks,
+// animation_lod),
 // the AnimationEvent queue, the Animation resource and the three stages.
 class AnimationPlugin final : public core::Plugin {
  public:
