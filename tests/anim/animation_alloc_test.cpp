@@ -58,5 +58,53 @@ TEST(AnimationAlloc, SteadyStateFramesAllocateNothing) {
   }
 }
 
+// Levels of detail switched every frame: once each character has had its largest mesh, moving
+// between meshes allocates nothing (its buffers keep their room).
+TEST(AnimationAlloc, SwitchingMeshesAfterTheLargestAllocatesNothing) {
+  SPINDLE_REQUIRE_ALLOCATION_COUNTING();
+  const Character fine =
+      make_character({.seed = 6, .joint_count = 30, .vertex_count = 800}).value();
+  const Character coarse =
+      make_character({.seed = 6, .joint_count = 30, .vertex_count = 200}).value();
+  core::EngineConfig config;
+  config.mode = jobs::Mode::Single;
+  config.workers = 1;
+  config.entity_capacity = 256;
+  core::Engine engine(config);
+  Animation& anim = engine.add_plugin<AnimationPlugin>().animation();
+  const SkeletonId sk = anim.add_skeleton(fine.skeleton).value();
+  const ClipId walk = anim.add_clip(fine.walk, sk).value();
+  const MeshId meshes[2] = {anim.add_mesh(fine.mesh, sk).value(),
+                            anim.add_mesh(coarse.mesh, sk).value()};
+  core::World& world = engine.world();
+  std::vector<core::Entity> es;
+  for (int i = 0; i < 40; ++i) {
+    AnimationPlayer p{.skeleton = sk};
+    p.layers[0] = {.clip = walk, .time = 0.02f * static_cast<float>(i)};
+    const core::Entity e = world.create();
+    world.add<AnimationPlayer>(e, p);
+    world.add<SkinnedMeshInstance>(e, SkinnedMeshInstance{meshes[0]});
+    world.add<AnimationLod>(e, AnimationLod{static_cast<std::uint32_t>(1 + i % 3)});
+    es.push_back(e);
+  }
+  const auto switch_meshes = [&](int frame) {
+    for (std::size_t i = 0; i < es.size(); ++i)
+      world.get<SkinnedMeshInstance>(es[i])->mesh = meshes[(i + frame) % 3 == 0 ? 0 : 1];
+  };
+  for (int f = 0; f < 5; ++f) {
+    switch_meshes(f);
+    engine.step();
+  }
+  const long before = ::spindle::test::heap_allocations();
+  for (int f = 5; f < 30; ++f) {
+    switch_meshes(f);
+    engine.step();
+  }
+  EXPECT_EQ(::spindle::test::heap_allocations() - before, 0);
+  EXPECT_GT(anim.stats().rebuilds, 40u * 20u);
+  EXPECT_EQ(anim.view(es[0]).positions.x.size(),
+            anim.mesh(world.get<SkinnedMeshInstance>(es[0])->mesh)->vertex_count());
+}
+
 }  // namespace
 }  // namespace spindle::anim
