@@ -8,7 +8,13 @@
 //
 //   spindle_sample_crowd [--headless] [--frames N] [--characters N] [--workers N]
 //                        [--mode single|static|dynamic|tbb] [--record FILE | --replay FILE]
-//                        [--screenshot FILE] [--golden FILE]
+//                        [--screenshot FILE] [--golden FILE] [--model FILE]
+//
+// --model FILE imports a skinned character through spindle::anim_import (glTF, FBX, .x) and
+// makes every fifth character one of it, playing the file's first animation, stood 1.8 m tall
+// on the ground. Debian's assimp-testmodels has one (BSD-3-clause, the assimp team):
+// /usr/share/assimp/models/X/BCN_Epileptic.X, a body of 54 bones and 15,378 vertices whose
+// animation "Epileptisch" makes it jump about.
 //
 // With --frames N a scripted flight drives the camera through the same actions the keys press
 // (forward, turn left, forward), and the sample checks that every character walked and that the
@@ -29,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include <spindle/anim/import.h>
 #include <spindle/spindle.h>
 
 #include "sample_args.h"
@@ -56,12 +63,14 @@ struct Walker {
   float walked = 0.0f;
 };
 
-// The renderer's mesh and material for a character, and its slot in the per-frame vertex
-// overrides (a fixed slot per character, so the draws do not depend on query order).
+// The renderer's mesh and material for a character, its slot in the per-frame vertex overrides
+// (a fixed slot per character, so the draws do not depend on query order), and the matrix that
+// fits its mesh to the walker (an imported model's own size and origin).
 struct Look {
   render::MeshId mesh = 0;
   render::MaterialId material = 0;
   std::uint32_t slot = 0;
+  glm::mat4 fit{1.0f};
 };
 
 // The fly camera, a component on its own entity so the world hash covers it.
@@ -160,6 +169,7 @@ int main(int argc, char** argv) {
   std::uint64_t frames = 0;  // 0: until quit (or the replay's length)
   std::uint32_t characters = 200;
   bool headless = false;
+  std::string model;  // --model: an imported character joins the crowd
   samples::ReplayArgs replay_args;
   argc = samples::take_replay_args(argc, argv, replay_args);
   samples::GoldenArgs golden;
@@ -174,6 +184,8 @@ int main(int argc, char** argv) {
       characters = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     } else if (std::strcmp(argv[i], "--headless") == 0) {
       headless = true;
+    } else if (std::strcmp(argv[i], "--model") == 0 && has_value) {
+      model = argv[++i];
     } else {
       argv[kept++] = argv[i];
     }
@@ -182,7 +194,7 @@ int main(int argc, char** argv) {
   if (!samples::parse_sample_args(kept, argv, args)) {
     std::fprintf(stderr,
                  "crowd also takes: [--headless] [--frames N] [--characters N] [--record FILE | "
-                 "--replay FILE] [--screenshot FILE] [--golden FILE]\n");
+                 "--replay FILE] [--screenshot FILE] [--golden FILE] [--model FILE]\n");
     return 2;
   }
   if (characters < 1 || characters > 5000) {
@@ -271,7 +283,7 @@ int main(int argc, char** argv) {
                   }
                   r.submit({.mesh = look.mesh,
                             .material = look.material,
-                            .model = w.matrix,
+                            .model = w.matrix * look.fit,
                             .vertices = &o});
                 });
           },
@@ -288,6 +300,7 @@ int main(int argc, char** argv) {
     render::MeshId look;
     render::MaterialId material;
     float stride;  // metres per second at clip speed 1
+    glm::mat4 fit{1.0f};
   };
   const glm::vec4 colours[] = {{0.85f, 0.7f, 0.55f, 1},
                                {0.55f, 0.65f, 0.9f, 1},
@@ -322,12 +335,64 @@ int main(int argc, char** argv) {
     kinds.push_back(kind);
   }
 
+  // An imported character: one more kind, for every fifth character.
+  if (!model.empty()) {
+    core::Result<anim::ImportedAsset> imported = anim::import_asset(model);
+    if (!imported) {
+      std::fprintf(stderr, "crowd: --model %s: %s\n", model.c_str(), imported.message().c_str());
+      return 1;
+    }
+    anim::ImportedAsset& a = imported.value();
+    if (a.mesh.vertex_count() == 0 || a.indices.empty() || a.clips.empty()) {
+      std::fprintf(stderr, "crowd: --model %s: %s\n", model.c_str(),
+                   a.clips.empty() ? "has no animation to play" : "has no skinned mesh");
+      return 1;
+    }
+    // Stood 1.8 m tall with its feet on the ground, centred on the walker.
+    glm::vec3 lo(1e30f), hi(-1e30f);
+    std::vector<render::Vertex> vertices(a.mesh.vertex_count());
+    for (std::size_t i = 0; i < vertices.size(); ++i) {
+      vertices[i].position = {a.mesh.px[i], a.mesh.py[i], a.mesh.pz[i]};
+      if (!a.mesh.nx.empty()) vertices[i].normal = {a.mesh.nx[i], a.mesh.ny[i], a.mesh.nz[i]};
+      lo = glm::min(lo, vertices[i].position);
+      hi = glm::max(hi, vertices[i].position);
+    }
+    const float scale = 1.8f / std::max(hi.y - lo.y, 1e-6f);
+    const glm::mat4 fit =
+        glm::translate(glm::scale(glm::mat4(1.0f), glm::vec3(scale)),
+                       -glm::vec3(0.5f * (lo.x + hi.x), lo.y, 0.5f * (lo.z + hi.z)));
+    core::Result<render::Mesh> mesh = render::Mesh::create(
+        {.name = model,
+         .vertices = vertices,
+         .indices = std::vector<std::uint32_t>(a.indices.begin(), a.indices.end())});
+    if (!mesh) {
+      std::fprintf(stderr, "crowd: --model %s: %s\n", model.c_str(), mesh.message().c_str());
+      return 1;
+    }
+    Kind kind{};
+    std::printf("crowd: %s: %d joints, %zu vertices, %zu triangles, playing \"%s\" (%.2f s)\n",
+                model.c_str(), a.skeleton.joint_count(), a.mesh.vertex_count(),
+                a.indices.size() / 3, a.clips[0].name().c_str(),
+                static_cast<double>(a.clips[0].duration()));
+    kind.skeleton = animation.add_skeleton(std::move(a.skeleton)).value();
+    kind.walk = animation.add_clip(std::move(a.clips[0]), kind.skeleton).value();
+    kind.mesh = animation.add_mesh(std::move(a.mesh), kind.skeleton).value();
+    kind.look = r.add_mesh(std::move(mesh).value()).value();
+    kind.material =
+        r.add_material({.name = "imported", .color = {0.8f, 0.8f, 0.85f, 1}, .cull_back = false})
+            .value();
+    kind.stride = 1.0f;  // its clip plays at its own speed
+    kind.fit = fit;
+    kinds.push_back(kind);
+  }
+
   // The crowd on a square grid of cells, one circle per cell, and the ground under it.
   const auto side =
       static_cast<std::uint32_t>(std::ceil(std::sqrt(static_cast<double>(characters))));
   const float field = static_cast<float>(side) * kCellSide;
   for (std::uint32_t i = 0; i < characters; ++i) {
-    const Kind& kind = kinds[i % kinds.size()];
+    // With --model, every fifth character is the imported one (the last kind).
+    const Kind& kind = kinds.size() > 4 && i % 5 == 4 ? kinds[4] : kinds[i % 4];
     const glm::vec2 cell{(static_cast<float>(i % side) + 0.5f) * kCellSide - 0.5f * field,
                          (static_cast<float>(i / side) + 0.5f) * kCellSide - 0.5f * field};
     const float radius = 0.8f + unit(i, 1);
@@ -344,7 +409,7 @@ int main(int argc, char** argv) {
     world.add<anim::SkinnedMeshInstance>(e, anim::SkinnedMeshInstance{kind.mesh});
     world.add<core::Transform>(e);
     world.add<core::WorldTransform>(e);
-    world.add<Look>(e, Look{kind.look, kind.material, i});
+    world.add<Look>(e, Look{kind.look, kind.material, i, kind.fit});
   }
   const core::Entity ground = world.create();
   world.add<core::Transform>(ground);
