@@ -46,6 +46,14 @@ constexpr std::uint32_t kEntryPoint = 1u << (kEntryIndexBits - 1);
 constexpr std::uint32_t kEntryRefMask = (1u << kEntryIndexBits) - 1;  // index and kind
 constexpr std::uint32_t kEntryIndexMask = kEntryPoint - 1;
 
+// What binning needs of a primitive, kept beside the order it was made in so that binning reads
+// 8 bytes a primitive instead of its whole set-up triangle: its pixel rows and its tiles.
+struct PrimBounds {
+  std::int16_t min_y, max_y;
+  std::uint8_t tx0, ty0, tx1, ty1;  // tiles, inclusive (at most 8192 / 64 a side)
+};
+static_assert(raster::kMaxViewportSide / raster::kTileSize <= 256);
+
 // One batch of sorted draws: its set-up triangles and points, the order they were made in (draw
 // order), and per tile the entries of those touching it (a counting sort after setup, so there
 // is no shared counter).
@@ -53,6 +61,7 @@ struct Batch {
   std::vector<Triangle> triangles;
   std::vector<raster::Point> points;
   std::vector<std::uint32_t> order;         // triangle index, or point index | kEntryPoint
+  std::vector<PrimBounds> bounds;           // per entry of order
   std::vector<std::uint32_t> entries;       // order[i] | strips << kEntryIndexBits
   std::vector<std::uint32_t> tile_offsets;  // tiles + 1: entries of tile t in [off[t], off[t+1])
   std::uint32_t triangle_count = 0;
@@ -72,21 +81,36 @@ struct Batch {
     overflow = false;
   }
   std::uint32_t made() const { return triangle_count + point_count; }
-  bool push(const Triangle& t) {
+  static PrimBounds bounds_of(int x0, int y0, int x1, int y1) {
+    constexpr int kTile = raster::kTileSize;
+    return {static_cast<std::int16_t>(y0),         static_cast<std::int16_t>(y1),
+            static_cast<std::uint8_t>(x0 / kTile), static_cast<std::uint8_t>(y0 / kTile),
+            static_cast<std::uint8_t>(x1 / kTile), static_cast<std::uint8_t>(y1 / kTile)};
+  }
+  // Where the next triangle is set up in place (no copy of 180 bytes each), or null when the
+  // batch is full (overflow: it grows and runs again); commit() keeps it.
+  Triangle* next_triangle() {
     if (triangle_count == triangles.size()) {
       overflow = true;
-      return false;
+      return nullptr;
     }
-    order[made()] = triangle_count;
-    triangles[triangle_count++] = t;
-    return true;
+    return &triangles[triangle_count];
+  }
+  void commit_triangle() {
+    const Triangle& t = triangles[triangle_count];
+    const std::uint32_t at = made();
+    bounds[at] = bounds_of(t.min_x, t.min_y, t.max_x, t.max_y);
+    order[at] = triangle_count;
+    ++triangle_count;
   }
   bool push(const raster::Point& p) {
     if (point_count == points.size()) {
       overflow = true;
       return false;
     }
-    order[made()] = point_count | kEntryPoint;
+    const std::uint32_t at = made();
+    bounds[at] = bounds_of(p.x0, p.y0, p.x1, p.y1);
+    order[at] = point_count | kEntryPoint;
     points[point_count++] = p;
     return true;
   }
@@ -369,34 +393,18 @@ struct Renderer::Impl {
     b.triangles.resize(triangles);
     b.points.resize(points);
     b.order.resize(b.triangles.size() + b.points.size());
+    b.bounds.resize(b.order.size());
     b.entries.resize(triangles * 2);
     b.tile_offsets.resize(max_tile_count + 1);
   }
 
   void use_tile(int size) {
+    // Binning computes tiles with the constant (PrimBounds): a shift, not a division.
+    SPINDLE_ASSERT(size == kTile, "renderer: tiles are raster::kTileSize pixels a side");
     tile = size;
     tiles_x = (config.width + size - 1) / size;
     tiles_y = (config.height + size - 1) / size;
     tile_count = tiles_x * tiles_y;
-  }
-  raster::TileRect tile_bounds(const raster::Triangle& t) const {
-    return {t.min_x / tile, t.min_y / tile, t.max_x / tile, t.max_y / tile};
-  }
-  raster::TileRect tile_bounds(const raster::Point& p) const {
-    return {p.x0 / tile, p.y0 / tile, p.x1 / tile, p.y1 / tile};
-  }
-  // The pixel rows a batch's primitive covers, inclusive.
-  static std::pair<int, int> rows(const Batch& b, std::uint32_t ref) {
-    if ((ref & kEntryPoint) != 0) {
-      const raster::Point& p = b.points[ref & kEntryIndexMask];
-      return {p.y0, p.y1};
-    }
-    const Triangle& t = b.triangles[ref];
-    return {t.min_y, t.max_y};
-  }
-  raster::TileRect tile_bounds(const Batch& b, std::uint32_t ref) const {
-    return (ref & kEntryPoint) != 0 ? tile_bounds(b.points[ref & kEntryIndexMask])
-                                    : tile_bounds(b.triangles[ref]);
   }
 
   bool ordering_table() const { return config.path == RenderPath::OrderingTable; }
@@ -469,10 +477,10 @@ struct Renderer::Impl {
 
   void emit(Batch& b, const ClipVertex& v0, const ClipVertex& v1, const ClipVertex& v2,
             const DrawState& state, std::uint32_t state_index) {
-    Triangle t;
-    if (!raster::setup_triangle(v0, v1, v2, viewport, state, t)) return;
-    t.state = state_index;
-    b.push(t);
+    Triangle* t = b.next_triangle();
+    if (t == nullptr || !raster::setup_triangle(v0, v1, v2, viewport, state, *t)) return;
+    t->state = state_index;
+    b.commit_triangle();
   }
 
   void emit_clipped(Batch& b, const ClipVertex& v0, const ClipVertex& v1, const ClipVertex& v2,
@@ -637,12 +645,13 @@ struct Renderer::Impl {
     std::fill(off, off + tile_count + 1, 0u);
     std::size_t total = 0;
     const std::uint32_t made = b.made();
+    const PrimBounds* bounds = b.bounds.data();
     for (std::uint32_t i = 0; i < made; ++i) {
-      const raster::TileRect r = tile_bounds(b, b.order[i]);
-      for (int ty = r.y0; ty <= r.y1; ++ty)
-        for (int tx = r.x0; tx <= r.x1; ++tx) ++off[ty * tiles_x + tx + 1];
+      const PrimBounds& r = bounds[i];
+      for (int ty = r.ty0; ty <= r.ty1; ++ty)
+        for (int tx = r.tx0; tx <= r.tx1; ++tx) ++off[ty * tiles_x + tx + 1];
       total +=
-          static_cast<std::size_t>(r.x1 - r.x0 + 1) * static_cast<std::size_t>(r.y1 - r.y0 + 1);
+          static_cast<std::size_t>(r.tx1 - r.tx0 + 1) * static_cast<std::size_t>(r.ty1 - r.ty0 + 1);
     }
     if (total > b.entries.size()) {
       b.overflow = true;
@@ -653,16 +662,15 @@ struct Renderer::Impl {
     // Fill with a running cursor per tile, borrowed from the offsets (restored after).
     for (std::uint32_t i = 0; i < made; ++i) {
       const std::uint32_t ref = b.order[i];
-      const raster::TileRect r = tile_bounds(b, ref);
-      const auto [min_y, max_y] = rows(b, ref);
-      for (int ty = r.y0; ty <= r.y1; ++ty) {
+      const PrimBounds& r = bounds[i];
+      for (int ty = r.ty0; ty <= r.ty1; ++ty) {
         // The strips of tile row ty that rows [min_y, max_y] touch.
-        const int top = ty * tile;
-        const int first = (std::max<int>(min_y, top) - top) / kStripRows;
-        const int last = (std::min<int>(max_y, top + tile - 1) - top) / kStripRows;
+        const int top = ty * kTile;
+        const int first = (std::max<int>(r.min_y, top) - top) / kStripRows;
+        const int last = (std::min<int>(r.max_y, top + kTile - 1) - top) / kStripRows;
         const std::uint32_t strips = ((2u << last) - 1) & ~((1u << first) - 1);
         const std::uint32_t entry = ref | strips << kEntryIndexBits;
-        for (int tx = r.x0; tx <= r.x1; ++tx) b.entries[off[ty * tiles_x + tx]++] = entry;
+        for (int tx = r.tx0; tx <= r.tx1; ++tx) b.entries[off[ty * tiles_x + tx]++] = entry;
       }
     }
     for (int t = tile_count; t > 0; --t) off[t] = off[t - 1];
@@ -684,6 +692,7 @@ struct Renderer::Impl {
     b.triangles.resize(tris);
     b.points.resize(points);
     b.order.resize(tris + points);
+    b.bounds.resize(tris + points);
     b.entries.resize(std::max({b.entries.size(), tris * 2, points, needed_entries}));
     ++stats.grows;
     if (!logged_grow) {
