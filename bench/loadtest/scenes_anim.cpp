@@ -25,6 +25,7 @@
 #include <spindle/anim/animation_plugin.h>
 #include <spindle/anim/procedural.h>
 #include <spindle/gameplay/transform.h>
+#include <spindle/render/lod.h>
 #include <spindle/render/render_plugin.h>
 
 #include "scene.h"
@@ -53,25 +54,12 @@ constexpr int kCrowdLods = 3;
 // The share of the full vertex count each level has.
 constexpr int kLodVertexDivisor[kCrowdLods] = {1, 4, 8};
 // A character goes to a coarser level when its height on screen falls under kLodBelowPixels[l]
-// (level l + 1 below it), and back when it rises above that by kLodHysteresis: a character at
-// the boundary does not flicker between levels.
+// (level l + 1 below it), and back when it rises 15% above that (render::lod_for_size): a
+// character at the boundary does not flicker between levels.
 constexpr float kLodBelowPixels[kCrowdLods - 1] = {120.0f, 40.0f};
-constexpr float kLodHysteresis = 1.15f;
 // Frames between pose and skin updates per level (anim::AnimationLod): the smallest characters
 // move at half the frame rate, staggered so that half of them update each frame.
 constexpr std::uint32_t kLodUpdateEvery[kCrowdLods] = {1, 1, 2};
-
-// The level for a character `pixels` tall on screen that was at `current`.
-std::uint8_t crowd_lod(float pixels, std::uint8_t current) {
-  std::uint8_t want = 0;
-  while (want < kCrowdLods - 1 && pixels < kLodBelowPixels[want]) ++want;
-  if (want < current && pixels < kLodBelowPixels[want] * kLodHysteresis) {
-    // Coming nearer: only past the band above the boundary of the current level.
-    want = current;
-    while (want > 0 && pixels >= kLodBelowPixels[want - 1] * kLodHysteresis) --want;
-  }
-  return want;
-}
 
 struct CrowdLook {
   render::Renderer* renderer = nullptr;
@@ -220,8 +208,7 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
                std::to_string(std::max(vertices / kLodVertexDivisor[l], 1)) + " vertices)");
   render::Camera eye = camera;
   eye.aspect = static_cast<float>(p.width) / static_cast<float>(p.height);
-  const glm::mat4 view_proj = eye.view_projection();
-  const float pixels_per_unit = 0.5f * static_cast<float>(p.height) * eye.projection()[1][1];
+  const int image_height = static_cast<int>(p.height);
   engine.add_stage(
       {.name = "crowd_lod",
        .phase = core::Phase::Gameplay,
@@ -229,18 +216,19 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
            core::Access{}
                .read<core::WorldTransform>()
                .write<CrowdMember, anim::SkinnedMeshInstance, anim::AnimationLod, SceneCounts>(),
-       .run = [kind, view_proj, pixels_per_unit, lod, first_count](core::StageContext& ctx) {
+       .run = [kind, eye, image_height, lod, first_count](core::StageContext& ctx) {
          core::World& w = ctx.world();
          std::uint32_t at[kCrowdLods] = {};
          w.query<const core::WorldTransform, CrowdMember, anim::SkinnedMeshInstance,
                  anim::AnimationLod>()
              .each([&](core::Entity, const core::WorldTransform& t, CrowdMember& m,
                        anim::SkinnedMeshInstance& inst, anim::AnimationLod& rate) {
-               // The character's height on screen: about 1.8 units at its distance along the
-               // view axis.
-               const glm::vec4 c = view_proj * (t.matrix * glm::vec4(0.0f, 0.9f, 0.0f, 1.0f));
-               const float pixels = c.w > 0.1f ? 1.8f * pixels_per_unit / c.w : 1e9f;
-               const std::uint8_t level = lod ? crowd_lod(pixels, m.lod) : 0;
+               // The character's height on screen (about 1.8 units, around its middle).
+               const float pixels = render::screen_size(
+                   eye, image_height, glm::vec3(t.matrix * glm::vec4(0.0f, 0.9f, 0.0f, 1.0f)),
+                   1.8f);
+               const std::uint8_t level =
+                   lod ? render::lod_for_size(pixels, m.lod, kLodBelowPixels) : 0;
                const Kind& k = kind[m.kind];
                m.lod = level;
                m.look = k.look[level];

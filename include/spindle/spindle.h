@@ -36,6 +36,7 @@
 #include <spindle/render/debug_draw.h>
 #include <spindle/render/draw_list.h>
 #include <spindle/render/image.h>
+#include <spindle/render/lod.h>
 #include <spindle/render/mesh.h>
 #include <spindle/render/ot_renderer.h>
 #include <spindle/render/render_plugin.h>
