@@ -1,5 +1,6 @@
 #include <spindle/anim/blending_job.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <string>
@@ -146,8 +147,8 @@ void blend_fours(const UniformBlend& u, std::span<const JointTransform> rest,
   const __m128 sign_bit = _mm_set1_ps(-0.0f);
   const __m128 min_len2 = _mm_set1_ps(kMinRotationLength2);
 
-  // Joints [first, first + 4).
-  const auto group = [&](std::size_t first) {
+  // Translation and scale of joints [first, first + 4).
+  const auto sums = [&](std::size_t first) {
     const std::size_t at = 10 * first;  // float offset of the joint
     auto* out = reinterpret_cast<float*>(output.data()) + at;
     for (std::size_t k = 0; k < 40; k += 4) {
@@ -157,7 +158,13 @@ void blend_fours(const UniformBlend& u, std::span<const JointTransform> rest,
       // x * 1 is x: weights that sum to 1 (0.7 + 0.3 does in float) skip the multiply.
       _mm_storeu_ps(out + k, unit_total ? acc : _mm_mul_ps(acc, inv_total));
     }
-
+  };
+  // The rotations of joints [first, first + 4), summed, one register per component.
+  struct Rotations {
+    __m128 q0, q1, q2, q3, len2;
+  };
+  const auto rotations = [&](std::size_t first) {
+    const std::size_t at = 10 * first;
     __m128 q0 = _mm_setzero_ps(), q1 = q0, q2 = q0, q3 = q0;
     for (std::size_t p = 0; p < count; ++p) {
       const float* f = u.pose[p] + at + 3;
@@ -182,26 +189,44 @@ void blend_fours(const UniformBlend& u, std::span<const JointTransform> rest,
     }
     const __m128 len2 = _mm_add_ps(_mm_add_ps(_mm_mul_ps(q0, q0), _mm_mul_ps(q1, q1)),
                                    _mm_add_ps(_mm_mul_ps(q2, q2), _mm_mul_ps(q3, q3)));
-    const __m128 inv_len = _mm_div_ps(_mm_set1_ps(1.0f), _mm_sqrt_ps(len2));
-    __m128 r0 = _mm_mul_ps(q0, inv_len), r1 = _mm_mul_ps(q1, inv_len), r2 = _mm_mul_ps(q2, inv_len),
-           r3 = _mm_mul_ps(q3, inv_len);
+    return Rotations{q0, q1, q2, q3, len2};
+  };
+  // Normalised and stored (after sums(): they overwrite its rotation lanes).
+  const auto store = [&](std::size_t first, const Rotations& q) {
+    auto* out = reinterpret_cast<float*>(output.data()) + 10 * first;
+    const __m128 inv_len = _mm_div_ps(_mm_set1_ps(1.0f), _mm_sqrt_ps(q.len2));
+    __m128 r0 = _mm_mul_ps(q.q0, inv_len), r1 = _mm_mul_ps(q.q1, inv_len),
+           r2 = _mm_mul_ps(q.q2, inv_len), r3 = _mm_mul_ps(q.q3, inv_len);
     _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
     _mm_storeu_ps(out + 3, r0);
     _mm_storeu_ps(out + 13, r1);
     _mm_storeu_ps(out + 23, r2);
     _mm_storeu_ps(out + 33, r3);
     // Cancelled (or NaN) rotations fall back to the rest rotation, as in blend_joint().
-    const int ok = _mm_movemask_ps(_mm_cmpgt_ps(len2, min_len2));
+    const int ok = _mm_movemask_ps(_mm_cmpgt_ps(q.len2, min_len2));
     if (ok != 0xF) [[unlikely]]
       for (std::size_t k = 0; k < 4; ++k)
         if ((ok & (1 << k)) == 0) output[first + k].rotation = rest[first + k].rotation;
   };
+  // Groups of four joints, the last n % 4 as the group ending at the last joint: it blends up to
+  // three joints again, to the same bits (lanes are independent, and the output aliases no
+  // input), which is cheaper than the per-joint path for the rest. Each batch of groups sums all
+  // its rotations first and normalises them after, so the square roots and divisions of
+  // different groups overlap instead of each waiting on its own sums (the chain through sqrt and
+  // div was most of the time); the operations on each lane are the same either way.
   const std::size_t n = output.size();
-  for (std::size_t first = 0; first + 4 <= n; first += 4) group(first);
-  // The last n % 4 joints as the group ending at the last joint: it blends up to three joints
-  // again, to the same bits (lanes are independent, and the output aliases no input), which is
-  // cheaper than the per-joint path for the rest.
-  if (n % 4 != 0) group(n - 4);
+  const std::size_t groups = (n + 3) / 4;
+  const auto first_of = [n](std::size_t g) { return std::min(4 * g, n - 4); };
+  constexpr std::size_t kBatch = 8;
+  Rotations batch[kBatch];
+  for (std::size_t g0 = 0; g0 < groups; g0 += kBatch) {
+    const std::size_t g1 = std::min(groups, g0 + kBatch);
+    for (std::size_t g = g0; g < g1; ++g) {
+      sums(first_of(g));
+      batch[g - g0] = rotations(first_of(g));
+    }
+    for (std::size_t g = g0; g < g1; ++g) store(first_of(g), batch[g - g0]);
+  }
 }
 
 // Blends every joint with `u` (at least four joints).
