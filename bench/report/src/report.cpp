@@ -207,31 +207,38 @@ Model build_model(const Run& run) {
     sc.object_counts.assign(counts.begin(), counts.end());
     for (std::size_t gi : sc.groups) {
       Group& g = m.groups[gi];
-      // Per-stage median wall time, matched by stage name across repeats.
-      g.stage_median_ms.assign(sc.stage_names.size(), kNaN);
-      for (std::size_t st = 0; st < sc.stage_names.size(); ++st) {
-        std::vector<double> wall;
+      // Every frame's value of the column called `name` in each series' own `names` (series of
+      // a group may name their columns in other orders, or lack one).
+      const auto column = [&g](const std::string& name, std::vector<std::string> Series::*names,
+                               const auto& value) {
+        std::vector<double> out;
         for (const Series* se : g.series) {
-          auto it = std::find(se->stage_names.begin(), se->stage_names.end(), sc.stage_names[st]);
-          if (it == se->stage_names.end()) continue;
-          const auto idx = static_cast<std::size_t>(it - se->stage_names.begin());
-          for (const Frame& f : se->frames)
-            if (idx < f.stages.size()) wall.push_back(f.stages[idx].wall_ms);
+          const std::vector<std::string>& own = se->*names;
+          const auto it = std::find(own.begin(), own.end(), name);
+          if (it == own.end()) continue;
+          const auto idx = static_cast<std::size_t>(it - own.begin());
+          for (const Frame& f : se->frames) value(f, idx, out);
         }
-        g.stage_median_ms[st] = quantile(wall, 0.5);
-      }
-      // The scene's counts, matched by name the same way.
+        return out;
+      };
+      // Per-stage median wall time.
+      g.stage_median_ms.assign(sc.stage_names.size(), kNaN);
+      for (std::size_t st = 0; st < sc.stage_names.size(); ++st)
+        g.stage_median_ms[st] =
+            quantile(column(sc.stage_names[st], &Series::stage_names,
+                            [](const Frame& f, std::size_t i, std::vector<double>& out) {
+                              if (i < f.stages.size()) out.push_back(f.stages[i].wall_ms);
+                            }),
+                     0.5);
+      // The scene's counts: median, least and most.
       g.count_median.assign(sc.count_names.size(), kNaN);
       g.count_min = g.count_max = g.count_median;
       for (std::size_t c = 0; c < sc.count_names.size(); ++c) {
-        std::vector<double> values;
-        for (const Series* se : g.series) {
-          auto it = std::find(se->count_names.begin(), se->count_names.end(), sc.count_names[c]);
-          if (it == se->count_names.end()) continue;
-          const auto idx = static_cast<std::size_t>(it - se->count_names.begin());
-          for (const Frame& f : se->frames)
-            if (idx < f.counts.size()) values.push_back(f.counts[idx]);
-        }
+        const std::vector<double> values =
+            column(sc.count_names[c], &Series::count_names,
+                   [](const Frame& f, std::size_t i, std::vector<double>& out) {
+                     if (i < f.counts.size()) out.push_back(f.counts[i]);
+                   });
         if (values.empty()) continue;
         g.count_median[c] = quantile(values, 0.5);
         g.count_min[c] = *std::min_element(values.begin(), values.end());
