@@ -87,8 +87,8 @@ struct Batch {
             static_cast<std::uint8_t>(x0 / kTile), static_cast<std::uint8_t>(y0 / kTile),
             static_cast<std::uint8_t>(x1 / kTile), static_cast<std::uint8_t>(y1 / kTile)};
   }
-  // Where the next triangle is set up in place (no copy of 180 bytes each), or null when the
-  // batch is full (overflow: it grows and runs again); commit() keeps it.
+  // Where the next triangle is set up in place (no copy of a whole Triangle each), or null when
+  // the batch is full (overflow: it grows and runs again); commit_triangle() keeps it.
   Triangle* next_triangle() {
     if (triangle_count == triangles.size()) {
       overflow = true;
