@@ -16,6 +16,10 @@
 // /usr/share/assimp/models/X/BCN_Epileptic.X, a body of 54 bones and 15,378 vertices whose
 // animation "Epileptisch" makes it jump about.
 //
+// Far characters get coarser meshes (a quarter and an eighth of the vertices, chosen by height on
+// screen with render::lod_for_size) and the farthest are posed every other frame
+// (anim::AnimationLod): the `lod` stage below.
+//
 // With --frames N a scripted flight drives the camera through the same actions the keys press
 // (forward, turn left, forward), and the sample checks that every character walked and that the
 // camera ended where the script puts it. --headless runs on SDL's dummy driver with 1/60 s
@@ -64,14 +68,24 @@ struct Walker {
 };
 
 // The renderer's mesh and material for a character, its slot in the per-frame vertex overrides
-// (a fixed slot per character, so the draws do not depend on query order), and the matrix that
-// fits its mesh to the walker (an imported model's own size and origin).
+// (a fixed slot per character, so the draws do not depend on query order), the matrix that fits
+// its mesh to the walker (an imported model's own size and origin), its kind and its level of
+// detail (0: full).
 struct Look {
   render::MeshId mesh = 0;
   render::MaterialId material = 0;
   std::uint32_t slot = 0;
   glm::mat4 fit{1.0f};
+  std::uint32_t kind = 0;
+  std::uint32_t lod = 0;
 };
+
+// Levels of detail: level l + 1 under kLodBelow[l] pixels tall; each level has a quarter, then an
+// eighth, of the full mesh's vertices, and the last is posed every other frame.
+constexpr int kLods = 3;
+constexpr float kLodBelow[kLods - 1] = {60.0f, 20.0f};
+constexpr int kLodVertices[kLods] = {900, 225, 112};
+constexpr std::uint32_t kLodUpdateEvery[kLods] = {1, 1, 2};
 
 // The fly camera, a component on its own entity so the world hash covers it.
 struct FlyCamera {
@@ -296,8 +310,8 @@ int main(int argc, char** argv) {
   struct Kind {
     anim::SkeletonId skeleton;
     anim::ClipId walk;
-    anim::MeshId mesh;
-    render::MeshId look;
+    anim::MeshId mesh[kLods];  // an imported kind has one level: the same mesh at each
+    render::MeshId look[kLods];
     render::MaterialId material;
     float stride;  // metres per second at clip speed 1
     glm::mat4 fit{1.0f};
@@ -309,26 +323,32 @@ int main(int argc, char** argv) {
   std::vector<Kind> kinds;
   for (std::uint32_t k = 0; k < 4; ++k) {
     const float height_m = 1.6f + 0.1f * static_cast<float>(k);
-    core::Result<anim::Character> made = anim::make_character({.seed = 11 + k,
-                                                               .joint_count = 24,
-                                                               .vertex_count = 900,
-                                                               .height = height_m,
-                                                               .walk_duration = 1.0f});
-    if (!made) {
-      std::fprintf(stderr, "crowd: %s\n", made.message().c_str());
-      return 1;
-    }
-    anim::Character& c = made.value();
-    core::Result<render::Mesh> mesh = skin_triangles(c, static_cast<int>(k));
-    if (!mesh) {
-      std::fprintf(stderr, "crowd: %s\n", mesh.message().c_str());
-      return 1;
-    }
     Kind kind{};
-    kind.skeleton = animation.add_skeleton(std::move(c.skeleton)).value();
-    kind.walk = animation.add_clip(std::move(c.walk), kind.skeleton).value();
-    kind.mesh = animation.add_mesh(std::move(c.mesh), kind.skeleton).value();
-    kind.look = r.add_mesh(std::move(mesh).value()).value();
+    // Each level from the same seed: the generator's skeleton and clips depend on nothing else,
+    // so the coarser meshes fit the first level's skeleton.
+    for (int l = 0; l < kLods; ++l) {
+      core::Result<anim::Character> made = anim::make_character({.seed = 11 + k,
+                                                                 .joint_count = 24,
+                                                                 .vertex_count = kLodVertices[l],
+                                                                 .height = height_m,
+                                                                 .walk_duration = 1.0f});
+      if (!made) {
+        std::fprintf(stderr, "crowd: %s\n", made.message().c_str());
+        return 1;
+      }
+      anim::Character& c = made.value();
+      core::Result<render::Mesh> mesh = skin_triangles(c, static_cast<int>(k));
+      if (!mesh) {
+        std::fprintf(stderr, "crowd: %s\n", mesh.message().c_str());
+        return 1;
+      }
+      if (l == 0) {
+        kind.skeleton = animation.add_skeleton(std::move(c.skeleton)).value();
+        kind.walk = animation.add_clip(std::move(c.walk), kind.skeleton).value();
+      }
+      kind.mesh[l] = animation.add_mesh(std::move(c.mesh), kind.skeleton).value();
+      kind.look[l] = r.add_mesh(std::move(mesh).value()).value();
+    }
     kind.material =
         r.add_material({.name = "skin", .color = colours[k], .cull_back = false}).value();
     kind.stride = 0.75f * height_m;
@@ -376,8 +396,9 @@ int main(int argc, char** argv) {
                 static_cast<double>(a.clips[0].duration()));
     kind.skeleton = animation.add_skeleton(std::move(a.skeleton)).value();
     kind.walk = animation.add_clip(std::move(a.clips[0]), kind.skeleton).value();
-    kind.mesh = animation.add_mesh(std::move(a.mesh), kind.skeleton).value();
-    kind.look = r.add_mesh(std::move(mesh).value()).value();
+    const anim::MeshId skin = animation.add_mesh(std::move(a.mesh), kind.skeleton).value();
+    const render::MeshId look = r.add_mesh(std::move(mesh).value()).value();
+    for (int l = 0; l < kLods; ++l) kind.mesh[l] = skin, kind.look[l] = look;
     kind.material =
         r.add_material({.name = "imported", .color = {0.8f, 0.8f, 0.85f, 1}, .cull_back = false})
             .value();
@@ -406,10 +427,15 @@ int main(int argc, char** argv) {
     anim::AnimationPlayer player{.skeleton = kind.skeleton};
     player.layers[0] = {.clip = kind.walk, .time = unit(i, 7), .speed = speed / kind.stride};
     world.add<anim::AnimationPlayer>(e, player);
-    world.add<anim::SkinnedMeshInstance>(e, anim::SkinnedMeshInstance{kind.mesh});
+    world.add<anim::SkinnedMeshInstance>(e, anim::SkinnedMeshInstance{kind.mesh[0]});
+    world.add<anim::AnimationLod>(e);
     world.add<core::Transform>(e);
     world.add<core::WorldTransform>(e);
-    world.add<Look>(e, Look{kind.look, kind.material, i, kind.fit});
+    world.add<Look>(e, Look{.mesh = kind.look[0],
+                            .material = kind.material,
+                            .slot = i,
+                            .fit = kind.fit,
+                            .kind = static_cast<std::uint32_t>(&kind - kinds.data())});
   }
   const core::Entity ground = world.create();
   world.add<core::Transform>(ground);
@@ -458,6 +484,30 @@ int main(int argc, char** argv) {
                    in.axis(controls.right, controls.left) * right +
                    in.axis(controls.up, controls.down) * glm::vec3(0, 1, 0));
   });
+  // Levels of detail from each character's height on screen as the camera now sees it.
+  engine.add_stage(
+      {.name = "lod",
+       .phase = core::Phase::Gameplay,
+       .access = core::Access{}
+                     .read<FlyCamera, core::Transform>()
+                     .write<Look, anim::SkinnedMeshInstance, anim::AnimationLod>(),
+       .after = {"walk", "fly"},
+       .run = [&kinds, camera, aspect, height](core::StageContext& ctx) {
+         const render::Camera eye = camera_view(*ctx.world().get<FlyCamera>(camera), aspect);
+         ctx.world()
+             .query<const core::Transform, Look, anim::SkinnedMeshInstance, anim::AnimationLod>()
+             .each([&](core::Entity, const core::Transform& t, Look& look,
+                       anim::SkinnedMeshInstance& skin, anim::AnimationLod& rate) {
+               const float pixels = render::screen_size(
+                   eye, height, t.translation() + glm::vec3(0.0f, 0.9f, 0.0f), 1.8f);
+               look.lod =
+                   render::lod_for_size(pixels, static_cast<std::uint8_t>(look.lod), kLodBelow);
+               const Kind& kind = kinds[look.kind];
+               look.mesh = kind.look[look.lod];
+               skin.mesh = kind.mesh[look.lod];
+               rate.every = kLodUpdateEvery[look.lod];
+             });
+       }});
   engine.add_stage(
       {.name = "quit", .phase = core::Phase::Gameplay, .run = [&](core::StageContext& ctx) {
          if (ctx.world().resource<core::Input>()->pressed(controls.quit))
@@ -489,6 +539,12 @@ int main(int argc, char** argv) {
       r.stats().draws_visible, static_cast<double>(least_walked),
       static_cast<double>(flown.position.x), static_cast<double>(flown.position.y),
       static_cast<double>(flown.position.z), static_cast<double>(flown.yaw));
+  std::uint32_t at_level[kLods] = {};
+  world.query<const Look>().each([&](core::Entity, const Look& l) { ++at_level[l.lod]; });
+  std::printf(
+      "crowd: levels of detail at the end: %u full, %u at 1/4, %u at 1/8 (%u updated in "
+      "the last frame)\n",
+      at_level[0], at_level[1], at_level[2], animation.stats().updated);
   std::printf("frames=%llu median_ms=%.3f p99_ms=%.3f hash=%016llx\n",
               static_cast<unsigned long long>(stats.frames), stats.median_ms, stats.p99_ms,
               static_cast<unsigned long long>(world.state_hash()));
