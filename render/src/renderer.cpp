@@ -321,6 +321,7 @@ struct Renderer::Impl {
   std::vector<std::uint32_t> chunk_points;
   std::uint32_t point_draws = 0;
   float point_scale = 0.0f;  // pixels per unit of radius at distance 1 along the view axis
+  float depth_a = 0.0f, depth_b = 0.0f;  // the projection's P22 and P32: z/w = -P22 + P32 / w
   std::vector<std::uint32_t> chunk_occluded;
   std::vector<std::uint32_t> tile_load;   // bin entries per tile this frame
   std::vector<std::uint32_t> tile_order;  // tiles by descending load
@@ -546,8 +547,11 @@ struct Renderer::Impl {
     glm::vec3 to_eye = camera.position - o.center;
     const float dist = glm::length(to_eye);
     to_eye = dist > 0.0f ? to_eye / dist : glm::vec3(0.0f, 0.0f, 1.0f);
-    const glm::vec4 n = view_proj * glm::vec4(o.center + to_eye * std::min(o.radius, dist), 1.0f);
-    if (!(c.w > 0.0f) || !(n.w > 0.0f)) return;
+    // The sphere's nearest point is on the ray to the eye, (dist - r) / dist of the way: its w
+    // (the distance along the view axis) shrinks by that much, and a perspective projection's
+    // depth is -P22 + P32 / w. One multiply-add instead of a second transform.
+    const float near_w = dist > 0.0f ? c.w * (1.0f - std::min(o.radius, dist) / dist) : c.w;
+    if (!(c.w > 0.0f) || !(near_w > 0.0f)) return;
     const float inv = 1.0f / c.w;
     const float cx =
         std::clamp((c.x * inv + 1.0f) * 0.5f * static_cast<float>(config.width), -1e6f, 1e6f);
@@ -564,7 +568,7 @@ struct Renderer::Impl {
     p.x1 = static_cast<std::int16_t>(std::min(x0 + side - 1, config.width - 1));
     p.y1 = static_cast<std::int16_t>(std::min(y0 + side - 1, config.height - 1));
     if (p.x0 > p.x1 || p.y0 > p.y1) return;
-    p.depth = std::clamp(n.z / n.w * 0.5f + 0.5f, 0.0f, 1.0f);
+    p.depth = std::clamp((depth_b / near_w - depth_a) * 0.5f + 0.5f, 0.0f, 1.0f);
     const Material& mat = materials[d.material];
     glm::vec4 colour = mat.color * mesh_mean[d.mesh];
     if (mat.texture != kNoTexture) colour *= texture_mean[mat.texture];
@@ -1185,7 +1189,10 @@ void Renderer::geometry(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16
     m.phase_split = std::max<std::size_t>(n / 8, 128);
   m.pass_chunks = chunks;
   m.point_draws = 0;
-  m.point_scale = 0.5f * static_cast<float>(m.config.height) * m.camera.projection()[1][1];
+  const glm::mat4 projection = m.camera.projection();
+  m.point_scale = 0.5f * static_cast<float>(m.config.height) * projection[1][1];
+  m.depth_a = projection[2][2];
+  m.depth_b = projection[3][2];
   m.build_batches(jobs, chunks, tag, 0, m.phase_split);
   m.emit_debug(m.camera.view_projection());
 
