@@ -336,14 +336,20 @@ void record_counts(core::Engine& engine, report::Frame& f) {
     f.counts.insert(f.counts.end(), c->values.begin(), c->values.end());
 }
 
+// Thumbnails and strip frames are at most this wide: the factor an image of `width` shrinks by.
+constexpr int kThumbWidth = 320;
+int thumb_shrink(int width) {
+  return (width + kThumbWidth - 1) / kThumbWidth;
+}
+
 // Frames in a scene's strip, and game time between them.
 constexpr int kStripFrames = 6;
 constexpr std::int64_t kStripStepNs = 100'000'000;
 
 // `kStripFrames` frames `kStripStepNs` of game time apart, run after everything measured, each
-// at most 320 pixels wide, side by side with 2-pixel gaps, as one PNG at `path`.
+// at most kThumbWidth pixels wide, side by side with 2-pixel gaps, as one PNG at `path`.
 void write_strip(core::Engine& engine, const render::Renderer& renderer, const std::string& path) {
-  const int shrink = (renderer.image().width() + 319) / 320;
+  const int shrink = thumb_shrink(renderer.image().width());
   const std::int64_t step = engine.config().fixed_step_ns;
   const std::int64_t steps = std::max<std::int64_t>(1, (kStripStepNs + step / 2) / step);
   std::vector<render::Image> frames;
@@ -792,7 +798,7 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   const bool thumbnails = o.screenshot_dir.empty();
   const std::string shot_dir =
       thumbnails ? (std::filesystem::path(o.out) / "thumbs").string() : o.screenshot_dir;
-  const int shot_shrink = thumbnails ? static_cast<int>((o.width + 319) / 320) : 1;
+  const int shot_shrink = thumbnails ? thumb_shrink(static_cast<int>(o.width)) : 1;
   std::filesystem::create_directories(shot_dir, ec);
   if (ec || !std::filesystem::is_directory(shot_dir)) {
     err << "spindle_loadtest: " << (thumbnails ? "" : "--screenshot: ") << "cannot create folder '"

@@ -139,6 +139,14 @@ inline bool back_facing(const glm::vec4& a, const glm::vec4& b, const glm::vec4&
   return det < 0.0;
 }
 
+// A colour as the colour buffer holds it (rgba()), each channel clamped to [0, 1] (NaN: 0).
+std::uint32_t packed_rgba(const glm::vec4& c) {
+  const auto byte = [](float v) {
+    return static_cast<std::uint32_t>((v > 0.0f ? std::min(v, 1.0f) : 0.0f) * 255.0f + 0.5f);
+  };
+  return rgba(byte(c.r), byte(c.g), byte(c.b), byte(c.a));
+}
+
 // Four lanes from four floats (any alignment).
 inline simd::v4f load4(const float* p) {
   simd::v4f r;
@@ -584,10 +592,7 @@ struct Renderer::Impl {
       }
       colour = glm::vec4(glm::vec3(colour) * sum, colour.a);
     }
-    const auto byte = [](float v) {
-      return static_cast<std::uint32_t>(std::clamp(v, 0.0f, 1.0f) * 255.0f + 0.5f);
-    };
-    p.color = rgba(byte(colour.r), byte(colour.g), byte(colour.b), 255);
+    p.color = packed_rgba(glm::vec4(glm::vec3(colour), 1.0f));
     b.push(p);
   }
 
@@ -948,9 +953,7 @@ struct Renderer::Impl {
       tile.y1 = std::min(tile.y1, tile.y0 + kStripRows);
     }
     if (first) {
-      const glm::vec4 c = glm::clamp(config.clear_color, 0.0f, 1.0f);
-      const auto byte = [](float v) { return static_cast<std::uint32_t>(v * 255.0f + 0.5f); };
-      raster::clear_tile(tile, rgba(byte(c.r), byte(c.g), byte(c.b), byte(c.a)), 1.0f);
+      raster::clear_tile(tile, packed_rgba(config.clear_color), 1.0f);
     }
     if (!ordering_table()) {
       for (std::uint32_t k = 0; k < batch_count; ++k) draw_bins(batches[k], t, strip, tile);
