@@ -140,7 +140,7 @@ inline bool back_facing(const glm::vec4& a, const glm::vec4& b, const glm::vec4&
 }
 
 // A colour as the colour buffer holds it (rgba()), each channel clamped to [0, 1] (NaN: 0).
-std::uint32_t packed_rgba(const glm::vec4& c) {
+inline std::uint32_t packed_rgba(const glm::vec4& c) {
   const auto byte = [](float v) {
     return static_cast<std::uint32_t>((v > 0.0f ? std::min(v, 1.0f) : 0.0f) * 255.0f + 0.5f);
   };
@@ -324,8 +324,12 @@ struct Renderer::Impl {
   std::uint32_t pass_chunks = 1;  // geometry()'s chunks, for the second pass
   std::vector<std::uint8_t> occluded;
   std::uint32_t occluded_count = 0;
-  // Per sorted draw: drawn as one point (RendererConfig::point_pixels), decided with the batches.
+  // Per sorted draw: drawn as one point (RendererConfig::point_pixels), decided with the batches,
+  // and that point, made in the same pass (kPoint; kNoPoint: off screen, nothing to draw).
+  // Geometry then reads points in order instead of each draw's data a second time.
+  enum : std::uint8_t { kMesh = 0, kPoint = 1, kNoPoint = 2 };
   std::vector<std::uint8_t> as_point;
+  std::vector<raster::Point> sorted_points;
   std::vector<std::uint32_t> chunk_points;
   std::uint32_t point_draws = 0;
   float point_scale = 0.0f;  // pixels per unit of radius at distance 1 along the view axis
@@ -378,6 +382,7 @@ struct Renderer::Impl {
     occluded.resize(draws.size());
     chunk_occluded.resize(256);
     as_point.resize(draws.size());
+    if (c.point_pixels > 0.0f) sorted_points.resize(draws.size());
     chunk_points.resize(256);
     tile_order.resize(max_tile_count);
     raster_items.resize(static_cast<std::size_t>(max_tile_count) * kStripsPerTile);
@@ -549,8 +554,9 @@ struct Renderer::Impl {
   // One draw as a point: a square about as wide as the draw's bounds look, centred on their
   // centre's pixel, at the depth of their point nearest the camera, in the colour the mesh has on
   // average (material x mean vertex colour x mean texel), lit as a round thing would look.
-  void emit_point(Batch& b, const DrawCommand& d, const Renderable& o, const glm::mat4& view_proj,
-                  const Lighting& light) {
+  // False when the square is off screen: nothing to draw.
+  bool make_point(const DrawCommand& d, const Renderable& o, const glm::mat4& view_proj,
+                  const Lighting& light, raster::Point& p) const {
     const glm::vec4 c = view_proj * glm::vec4(o.center, 1.0f);
     glm::vec3 to_eye = camera.position - o.center;
     const float dist = glm::length(to_eye);
@@ -559,7 +565,7 @@ struct Renderer::Impl {
     // (the distance along the view axis) shrinks by that much, and a perspective projection's
     // depth is -P22 + P32 / w. One multiply-add instead of a second transform.
     const float near_w = dist > 0.0f ? c.w * (1.0f - std::min(o.radius, dist) / dist) : c.w;
-    if (!(c.w > 0.0f) || !(near_w > 0.0f)) return;
+    if (!(c.w > 0.0f) || !(near_w > 0.0f)) return false;
     const float inv = 1.0f / c.w;
     const float cx =
         std::clamp((c.x * inv + 1.0f) * 0.5f * static_cast<float>(config.width), -1e6f, 1e6f);
@@ -570,12 +576,11 @@ struct Renderer::Impl {
     const float half = 0.5f * static_cast<float>(side - 1);
     const int x0 = static_cast<int>(std::floor(cx - half)),
               y0 = static_cast<int>(std::floor(cy - half));
-    raster::Point p;
     p.x0 = static_cast<std::int16_t>(std::max(x0, 0));
     p.y0 = static_cast<std::int16_t>(std::max(y0, 0));
     p.x1 = static_cast<std::int16_t>(std::min(x0 + side - 1, config.width - 1));
     p.y1 = static_cast<std::int16_t>(std::min(y0 + side - 1, config.height - 1));
-    if (p.x0 > p.x1 || p.y0 > p.y1) return;
+    if (p.x0 > p.x1 || p.y0 > p.y1) return false;
     p.depth = std::clamp((depth_b / near_w - depth_a) * 0.5f + 0.5f, 0.0f, 1.0f);
     const Material& mat = materials[d.material];
     glm::vec4 colour = mat.color * mesh_mean[d.mesh];
@@ -593,7 +598,7 @@ struct Renderer::Impl {
       colour = glm::vec4(glm::vec3(colour) * sum, colour.a);
     }
     p.color = packed_rgba(glm::vec4(glm::vec3(colour), 1.0f));
-    b.push(p);
+    return true;
   }
 
   // Transforms, lights, clips and sets up the draws [begin, end) of the sorted list into `b`.
@@ -602,19 +607,20 @@ struct Renderer::Impl {
     b.clear();
     const std::span<const DrawItem> list = prep.draw_list();
     for (std::size_t k = begin; k < end && !b.overflow; ++k) {
-      // The sorted list reads the draws out of order: fetch a few ahead (a point's whole cost
-      // was otherwise the wait for its draw).
-      if (k + kPrefetch < end) prefetch_draw(list[k + kPrefetch].object);
+      // Points were made with the batches' scan: only their 16 bytes are read, in order.
+      if (as_point[k] != kMesh) {
+        if (as_point[k] == kPoint) b.push(sorted_points[k]);
+        continue;
+      }
+      // The sorted list reads the draws out of order: fetch a few ahead.
+      if (k + kPrefetch < end && as_point[k + kPrefetch] == kMesh)
+        prefetch_draw(list[k + kPrefetch].object);
       const DrawCommand& d = draws[list[k].object];
       if (!valid(d)) {
         ++b.invalid;
         continue;
       }
       if (k >= phase_split && occluded[k]) continue;
-      if (as_point[k] != 0) {
-        emit_point(b, d, renderables[list[k].object], view_proj, light);
-        continue;
-      }
       const Mesh& mesh = meshes[d.mesh];
       const Material& mat = materials[d.material];
       const DrawState& state = states[d.material];
@@ -762,7 +768,8 @@ struct Renderer::Impl {
         std::clamp<std::size_t>(n / 2048, 1,
                                 std::min<std::size_t>({scan_sums.size(), chunk_points.size(),
                                                        4 * std::size_t{jobs.worker_count()}})));
-    // Each draw's level of detail is decided here too: a point counts as one triangle.
+    // Each draw's level of detail is decided here too, and a point made: it counts as one
+    // triangle.
     core::for_each_chunk(jobs, scan_chunks, {"render_geometry", tag}, [&](std::uint32_t c) {
       const core::ChunkRange r = core::chunk_range(n, scan_chunks, c);
       std::uint64_t sum = 0;
@@ -771,8 +778,12 @@ struct Renderer::Impl {
         if (k + kPrefetch < r.end) prefetch_draw(list[begin + k + kPrefetch].object);
         const DrawCommand& d = draws[list[begin + k].object];
         const bool drawn = valid(d) && !(begin + k >= phase_split && occluded[begin + k]);
-        const bool point = drawn && small_on_screen(renderables[list[begin + k].object], view_proj);
-        as_point[begin + k] = point ? 1 : 0;
+        const Renderable& o = renderables[list[begin + k].object];
+        const bool point = drawn && small_on_screen(o, view_proj);
+        as_point[begin + k] = !point ? kMesh
+                              : make_point(d, o, view_proj, light, sorted_points[begin + k])
+                                  ? kPoint
+                                  : kNoPoint;
         points += point ? 1u : 0u;
         sum += !drawn ? 0 : point ? 1 : meshes[d.mesh].triangle_count();
         prefix[k + 1] = sum;
