@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "raster_deferred.h"
 #include "raster_limits.h"
 #include "raster_screen.h"
 #include "raster_simd.h"
@@ -44,10 +45,65 @@ constexpr int kBlock = 8;  // trivial accept / reject granularity, pixels per si
 
 enum Plane { kZ, kInvW, kU, kV, kR, kG, kB, kA };
 
-}  // namespace
+// The attribute planes from the three vertices' values (val[i][k]: attribute k of vertex i, over
+// w where perspective-correct) and their snapped positions relative to vertex 0, in double so
+// that slivers stay sane. Setup and deferred setup both end here, so they give the same bits.
+void fill_planes(const double (&val)[3][Triangle::kPlanes], std::int32_t fx0, std::int32_t fy0,
+                 std::int32_t dfx1, std::int32_t dfy1, std::int32_t dfx2, std::int32_t dfy2,
+                 bool textured, const glm::vec4& colour0, Triangle& out) {
+  const double x0 = fx0 / double{kSubpixelScale}, y0 = fy0 / double{kSubpixelScale};
+  const double dx1 = dfx1 / double{kSubpixelScale};
+  const double dy1 = dfy1 / double{kSubpixelScale};
+  const double dx2 = dfx2 / double{kSubpixelScale};
+  const double dy2 = dfy2 / double{kSubpixelScale};
+  const double inv_det = 1.0 / (dx1 * dy2 - dx2 * dy1);
+  const double ox = out.min_x + 0.5 - x0, oy = out.min_y + 0.5 - y0;
+  // A one-colour triangle's pixels skip the colour planes, and so does setup; an untextured
+  // triangle needs no UV planes.
+  const int planes = out.const_colour ? kR : Triangle::kPlanes;
+  for (int k = 0; k < planes; ++k) {
+    if (!textured && (k == kU || k == kV)) {
+      out.plane_base[k] = out.plane_dx[k] = out.plane_dy[k] = 0.0f;
+      continue;
+    }
+    const double d1 = val[1][k] - val[0][k];
+    const double d2 = val[2][k] - val[0][k];
+    const double gx = (d1 * dy2 - d2 * dy1) * inv_det;
+    const double gy = (d2 * dx1 - d1 * dx2) * inv_det;
+    out.plane_base[k] = static_cast<float>(val[0][k] + gx * ox + gy * oy);
+    out.plane_dx[k] = static_cast<float>(gx);
+    out.plane_dy[k] = static_cast<float>(gy);
+  }
+  if (out.const_colour) {
+    for (int k = 0; k < 4; ++k) {
+      out.plane_base[kR + k] = colour0[k];
+      out.plane_dx[kR + k] = 0.0f;
+      out.plane_dy[kR + k] = 0.0f;
+    }
+  }
+}
 
-bool setup_triangle(const ClipVertex& a, const ClipVertex& b, const ClipVertex& c,
-                    const Viewport& viewport, const DrawState& state, Triangle& out) {
+// One vertex's values as the planes take them: attributes times q (1/w, or 1 when affine).
+void vertex_values(float depth, float inv_w, glm::vec2 uv, const glm::vec4& colour, bool persp,
+                   double (&val)[Triangle::kPlanes]) {
+  const double q = persp ? inv_w : 1.0;
+  val[kZ] = depth;
+  val[kInvW] = q;
+  val[kU] = uv.x * q;
+  val[kV] = uv.y * q;
+  val[kR] = colour.r * q;
+  val[kG] = colour.g * q;
+  val[kB] = colour.b * q;
+  val[kA] = colour.a * q;
+}
+
+bool is_textured(const DrawState& state) {
+  return state.texture != nullptr && state.texture->level_count > 0;
+}
+
+// setup_triangle, or with defer the same up to the planes, whose inputs it keeps instead.
+bool setup(const ClipVertex& a, const ClipVertex& b, const ClipVertex& c, const Viewport& viewport,
+           const DrawState& state, bool defer, Triangle& out) {
   const ClipVertex* v[3] = {&a, &b, &c};
   std::int32_t fx[3], fy[3];
   float inv_w[3], depth[3];
@@ -72,6 +128,7 @@ bool setup_triangle(const ClipVertex& a, const ClipVertex& b, const ClipVertex& 
   PixelBox box{};
   if (!pixel_bounds(fx, fy, viewport, state.cull, area, box)) return false;
   int order[3] = {0, 1, 2};  // inside is E >= 0 for every edge once the area is positive
+  out.vertices_reversed = area < 0;
   if (area < 0) {
     std::swap(order[1], order[2]);
     area = -area;
@@ -100,58 +157,70 @@ bool setup_triangle(const ClipVertex& a, const ClipVertex& b, const ClipVertex& 
     out.edge_c[e] = ec >> kSubpixelBits;  // floor: E >= 0 <=> a*dx + b*dy + floor(c/256) >= 0
   }
 
-  // Attribute planes from the snapped positions, in double so that slivers stay sane.
-  const bool persp = state.perspective;
-  double val[3][Triangle::kPlanes];
-  for (int i = 0; i < 3; ++i) {
-    const ClipVertex& p = *v[i];
-    const double q = persp ? inv_w[i] : 1.0;
-    val[i][kZ] = depth[i];
-    val[i][kInvW] = q;
-    val[i][kU] = p.uv.x * q;
-    val[i][kV] = p.uv.y * q;
-    val[i][kR] = p.color.r * q;
-    val[i][kG] = p.color.g * q;
-    val[i][kB] = p.color.b * q;
-    val[i][kA] = p.color.a * q;
-  }
-  const double x0 = fx[0] / double{kSubpixelScale}, y0 = fy[0] / double{kSubpixelScale};
-  const double dx1 = (fx[1] - fx[0]) / double{kSubpixelScale};
-  const double dy1 = (fy[1] - fy[0]) / double{kSubpixelScale};
-  const double dx2 = (fx[2] - fx[0]) / double{kSubpixelScale};
-  const double dy2 = (fy[2] - fy[0]) / double{kSubpixelScale};
-  const double inv_det = 1.0 / (dx1 * dy2 - dx2 * dy1);
-  const double ox = min_x + 0.5 - x0, oy = min_y + 0.5 - y0;
   // One colour over the whole triangle: flat shading, or three equal vertex colours (a face lit
-  // through one normal, unlit geometry). Its pixels then skip the colour planes, and so does
-  // setup; an untextured triangle needs no UV planes.
+  // through one normal, unlit geometry).
   out.const_colour = state.flat || (a.color == b.color && a.color == c.color);
-  const int planes = out.const_colour ? kR : Triangle::kPlanes;
-  const bool textured = state.texture != nullptr && state.texture->level_count > 0;
-  for (int k = 0; k < planes; ++k) {
-    if (!textured && (k == kU || k == kV)) {
-      out.plane_base[k] = out.plane_dx[k] = out.plane_dy[k] = 0.0f;
-      continue;
+  out.planes_deferred = defer;
+  out.origin_x = fx[0];
+  out.origin_y = fy[0];
+  if (defer) {  // vertex i's values in base (0), dx (1) and dy (2), not yet over w
+    float* keep[3] = {out.plane_base, out.plane_dx, out.plane_dy};
+    for (int i = 0; i < 3; ++i) {
+      const ClipVertex& p = *v[i];
+      keep[i][kZ] = depth[i];
+      keep[i][kInvW] = inv_w[i];
+      keep[i][kU] = p.uv.x;
+      keep[i][kV] = p.uv.y;
+      for (int k = 0; k < 4; ++k) keep[i][kR + k] = p.color[k];
     }
-    const double d1 = val[1][k] - val[0][k];
-    const double d2 = val[2][k] - val[0][k];
-    const double gx = (d1 * dy2 - d2 * dy1) * inv_det;
-    const double gy = (d2 * dx1 - d1 * dx2) * inv_det;
-    out.plane_base[k] = static_cast<float>(val[0][k] + gx * ox + gy * oy);
-    out.plane_dx[k] = static_cast<float>(gx);
-    out.plane_dy[k] = static_cast<float>(gy);
-  }
-  if (out.const_colour) {
-    const glm::vec4& col = a.color;
-    for (int k = 0; k < 4; ++k) {
-      out.plane_base[kR + k] = col[k];
-      out.plane_dx[kR + k] = 0.0f;
-      out.plane_dy[kR + k] = 0.0f;
-    }
+  } else {
+    double val[3][Triangle::kPlanes];
+    for (int i = 0; i < 3; ++i)
+      vertex_values(depth[i], inv_w[i], v[i]->uv, v[i]->color, state.perspective, val[i]);
+    fill_planes(val, fx[0], fy[0], fx[1] - fx[0], fy[1] - fy[0], fx[2] - fx[0], fy[2] - fy[0],
+                is_textured(state), a.color, out);
   }
   out.sort_depth = (depth[0] + depth[1] + depth[2]) * (1.0f / 3.0f);
   out.min_depth = std::min({depth[0], depth[1], depth[2]});
   return true;
+}
+
+// The planes of a triangle set up with defer, into `out` (a copy of it). Vertex 0's position is
+// kept; the others come back from the edges, whose order setup reversed for a negative area
+// (edge 0 then runs from vertex 0 to vertex 2).
+void finish_planes(const Triangle& t, const DrawState& state, Triangle& out) {
+  out = t;
+  out.planes_deferred = false;
+  // Edge e runs from vertex order[e] to order[e + 1]: a = y_i - y_j, b = x_j - x_i.
+  const std::int32_t to_first_x = t.edge_b[0], to_first_y = -t.edge_a[0];  // 0 -> order[1]
+  const std::int32_t to_last_x = -t.edge_b[2], to_last_y = t.edge_a[2];    // 0 -> order[2]
+  std::int32_t dfx1 = to_first_x, dfy1 = to_first_y, dfx2 = to_last_x, dfy2 = to_last_y;
+  if (t.vertices_reversed) {
+    std::swap(dfx1, dfx2);
+    std::swap(dfy1, dfy2);
+  }
+  const float* kept[3] = {t.plane_base, t.plane_dx, t.plane_dy};
+  double val[3][Triangle::kPlanes];
+  for (int i = 0; i < 3; ++i) {
+    const float* k = kept[i];
+    vertex_values(k[kZ], k[kInvW], glm::vec2(k[kU], k[kV]), glm::vec4(k[kR], k[kG], k[kB], k[kA]),
+                  state.perspective, val[i]);
+  }
+  fill_planes(val, t.origin_x, t.origin_y, dfx1, dfy1, dfx2, dfy2, is_textured(state),
+              glm::vec4(t.plane_base[kR], t.plane_base[kG], t.plane_base[kB], t.plane_base[kA]),
+              out);
+}
+
+}  // namespace
+
+bool setup_triangle(const ClipVertex& a, const ClipVertex& b, const ClipVertex& c,
+                    const Viewport& viewport, const DrawState& state, Triangle& out) {
+  return setup(a, b, c, viewport, state, false, out);
+}
+
+bool setup_triangle_deferred(const ClipVertex& a, const ClipVertex& b, const ClipVertex& c,
+                             const Viewport& viewport, const DrawState& state, Triangle& out) {
+  return setup(a, b, c, viewport, state, true, out);
 }
 
 namespace {
@@ -458,28 +527,20 @@ void rasterize_triangle(const Triangle& t, const DrawState& state, const TileTar
   if (x0 > x1 || y0 > y1) return;
   // Hidden behind every block it touches: done before anything else is prepared (in a deep
   // scene most triangles end here).
-  if (tile.block_max_depth != nullptr && state.depth_test) {
-    bool hidden = true;
-    for (int by = y0 / kDepthBlock; hidden && by <= y1 / kDepthBlock; ++by) {
-      const float* row = tile.block_max_depth + by * tile.block_stride;
-      for (int bx = x0 / kDepthBlock; bx <= x1 / kDepthBlock; ++bx)
-        if (t.min_depth < row[bx]) {
-          hidden = false;
-          break;
-        }
-    }
-    if (hidden) return;
-  }
+  if (state.depth_test && hidden_in_tile({t.min_x, t.min_y, t.max_x, t.max_y, t.min_depth}, tile))
+    return;
 
+  Triangle planes;  // for a triangle set up with its planes deferred: with them
+  const Triangle& tri = t.planes_deferred ? (finish_planes(t, state, planes), planes) : t;
   Shader s{};
-  s.t = &t;
+  s.t = &tri;
   s.tex = state.texture != nullptr && state.texture->level_count > 0 ? state.texture : nullptr;
   s.persp = state.perspective;
   s.persp_colour = state.perspective && !state.flat;
-  s.const_colour = t.const_colour;
+  s.const_colour = tri.const_colour;
   if (s.const_colour) {
     for (int k = 0; k < 4; ++k)
-      s.colour[k] = simd::splat(std::min(std::max(t.plane_base[kR + k], 0.0f), 1.0f));
+      s.colour[k] = simd::splat(std::min(std::max(tri.plane_base[kR + k], 0.0f), 1.0f));
     if (state.blend != BlendMode::Alpha) s.colour[3] = simd::splat(1.0f);
     std::uint32_t c8[3], c16[3];
     for (int k = 0; k < 3; ++k) {

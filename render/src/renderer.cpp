@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "raster_deferred.h"
 #include "raster_screen.h"
 #include "raster_simd.h"
 #include "spindle/algorithms/chunks.h"
@@ -59,6 +60,7 @@ static_assert(raster::kMaxViewportSide / raster::kTileSize <= 256);
 // is no shared counter).
 struct Batch {
   std::vector<Triangle> triangles;
+  std::vector<raster::CoarseBounds> coarse;  // per triangle, for the tiles' hidden test
   std::vector<raster::Point> points;
   std::vector<std::uint32_t> order;         // triangle index, or point index | kEntryPoint
   std::vector<PrimBounds> bounds;           // per entry of order
@@ -96,10 +98,13 @@ struct Batch {
     }
     return &triangles[triangle_count];
   }
-  void commit_triangle() {
+  // depth_tested: its state's depth_test (one that is not is never hidden: nearest depth -1).
+  void commit_triangle(bool depth_tested) {
     const Triangle& t = triangles[triangle_count];
     const std::uint32_t at = made();
     bounds[at] = bounds_of(t.min_x, t.min_y, t.max_x, t.max_y);
+    coarse[triangle_count] = {t.min_x, t.min_y, t.max_x, t.max_y,
+                              depth_tested ? t.min_depth : -1.0f};
     order[at] = triangle_count;
     ++triangle_count;
   }
@@ -405,6 +410,7 @@ struct Renderer::Impl {
 
   void size_batch(Batch& b, std::size_t triangles, std::size_t points = 0) {
     b.triangles.resize(triangles);
+    b.coarse.resize(triangles);
     b.points.resize(points);
     b.order.resize(b.triangles.size() + b.points.size());
     b.bounds.resize(b.order.size());
@@ -492,9 +498,9 @@ struct Renderer::Impl {
   void emit(Batch& b, const ClipVertex& v0, const ClipVertex& v1, const ClipVertex& v2,
             const DrawState& state, std::uint32_t state_index) {
     Triangle* t = b.next_triangle();
-    if (t == nullptr || !raster::setup_triangle(v0, v1, v2, viewport, state, *t)) return;
+    if (t == nullptr || !raster::setup_triangle_deferred(v0, v1, v2, viewport, state, *t)) return;
     t->state = state_index;
-    b.commit_triangle();
+    b.commit_triangle(state.depth_test);
   }
 
   void emit_clipped(Batch& b, const ClipVertex& v0, const ClipVertex& v1, const ClipVertex& v2,
@@ -710,6 +716,7 @@ struct Renderer::Impl {
                     "can name",
                     tris, points);
     b.triangles.resize(tris);
+    b.coarse.resize(tris);
     b.points.resize(points);
     b.order.resize(tris + points);
     b.bounds.resize(tris + points);
@@ -938,13 +945,18 @@ struct Renderer::Impl {
   void draw_bins(const Batch& b, int t, std::uint32_t strip, const raster::TileTarget& tile) {
     const std::uint32_t* e = b.entries.data();
     const std::uint32_t want = strip == 0 ? 0 : 1u << (kEntryIndexBits + strip - 1);
-    for (std::uint32_t k = b.tile_offsets[t]; k < b.tile_offsets[t + 1]; ++k) {
+    const std::uint32_t end = b.tile_offsets[t + 1];
+    for (std::uint32_t k = b.tile_offsets[t]; k < end; ++k) {
       if (want != 0 && (e[k] & want) == 0) continue;
       if ((e[k] & kEntryPoint) != 0) {
         raster::fill_point(b.points[e[k] & kEntryIndexMask], true, tile);
         continue;
       }
-      const Triangle& tri = b.triangles[e[k] & kEntryIndexMask];
+      // Entries name triangles all over the batch, and in a deep scene most are hidden: test
+      // those against the coarse depth buffer from 12 bytes, not a whole Triangle.
+      const std::uint32_t index = e[k] & kEntryIndexMask;
+      if (raster::hidden_in_tile(b.coarse[index], tile)) continue;
+      const Triangle& tri = b.triangles[index];
       raster::rasterize_triangle(tri, states[tri.state], tile);
     }
   }

@@ -14,6 +14,7 @@
 #include <glm/glm.hpp>
 #include <glm/gtc/matrix_transform.hpp>
 
+#include "raster_deferred.h"
 #include "raster_screen.h"
 #include "spindle/render/image.h"
 #include "spindle/render/raster.h"
@@ -755,6 +756,72 @@ TEST(RasterTiles, SameImageInAnyTileOrder) {
   const TileTarget whole{s.color(), s.depth(), (200 + 3) & ~3, 0, 0, 200, 150};
   for (const Triangle& t : set) rasterize_triangle(t, st, whole);
   EXPECT_TRUE(s.same(ref));
+}
+
+// The renderer sets its triangles up without planes and rasterize_triangle computes them when a
+// triangle is drawn (raster_deferred.h). Both ways must give the same pixels and depths to the
+// bit: random triangles of either winding, from slivers to ones crossing the screen, with every
+// kind of state (textured or not, mips, bilinear, flat, affine, blended, one colour or varying).
+TEST(RasterDeferred, SamePixelsAsSetupTriangle) {
+  std::mt19937 rng(77);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  Screen direct(160, 120), deferred(160, 120);
+  std::vector<std::uint32_t> texels(32 * 32);
+  for (std::uint32_t& t : texels) t = rng();
+  std::vector<std::uint32_t> small(16 * 16, rgba(40, 200, 90));
+  TextureView tex;
+  tex.levels[0] = {texels.data(), 32, 32};
+  tex.levels[1] = {small.data(), 16, 16};
+  tex.level_count = 2;
+  std::vector<Tri> tris;
+  for (int i = 0; i < 300; ++i) {
+    const float size = std::pow(10.0f, 2.3f * unit(rng) - 0.3f);  // 0.5 to 100 pixels
+    const double cx = 200.0 * unit(rng) - 20.0, cy = 160.0 * unit(rng) - 20.0;
+    const bool one_colour = i % 3 == 0;
+    const glm::vec4 c0(unit(rng), unit(rng), unit(rng), unit(rng));
+    Tri t;
+    for (int k = 0; k < 3; ++k) {
+      const glm::vec4 c = one_colour ? c0 : glm::vec4(unit(rng), unit(rng), unit(rng), unit(rng));
+      t[k] = px(direct, cx + size * (unit(rng) - 0.5), cy + size * (unit(rng) - 0.5), unit(rng),
+                0.5f + 4.0f * unit(rng), c, {4.0f * unit(rng) - 2.0f, 4.0f * unit(rng) - 2.0f});
+    }
+    tris.push_back(t);
+  }
+  for (int variant = 0; variant < 7; ++variant) {
+    DrawState st;
+    st.cull = CullMode::None;
+    st.texture = variant == 0 || variant == 6 ? nullptr : &tex;
+    tex.filter = variant == 2 ? Filter::Nearest : Filter::Bilinear;
+    tex.mipmaps = variant == 3;
+    st.flat = variant == 4;
+    st.perspective = variant != 5;
+    st.blend = variant == 6 ? BlendMode::Alpha : BlendMode::Opaque;
+    st.depth_write = variant != 6;
+    direct.clear(rgba(10, 20, 30));
+    deferred.clear(rgba(10, 20, 30));
+    const std::vector<TileTarget> a = direct.tiles(), b = deferred.tiles();
+    int drawn = 0;
+    for (const Tri& t : tris) {
+      Triangle x, y;
+      const bool kept = setup_triangle(t[0], t[1], t[2], direct.viewport(), st, x);
+      ASSERT_EQ(kept, setup_triangle_deferred(t[0], t[1], t[2], deferred.viewport(), st, y));
+      if (!kept) continue;
+      ++drawn;
+      EXPECT_FALSE(x.planes_deferred);
+      EXPECT_TRUE(y.planes_deferred);
+      EXPECT_EQ(x.min_x, y.min_x);
+      EXPECT_EQ(x.max_y, y.max_y);
+      EXPECT_EQ(x.min_depth, y.min_depth);
+      EXPECT_EQ(x.sort_depth, y.sort_depth);
+      for (std::size_t k = 0; k < a.size(); ++k) {
+        rasterize_triangle(x, st, a[k]);
+        rasterize_triangle(y, st, b[k]);
+      }
+    }
+    EXPECT_GT(drawn, 100) << "variant " << variant;
+    EXPECT_GT(direct.count_not(rgba(10, 20, 30)), 5000) << "variant " << variant;
+    EXPECT_TRUE(direct.same(deferred)) << "variant " << variant;
+  }
 }
 
 TEST(RasterTiles, ClearTileTouchesOnlyItsRect) {

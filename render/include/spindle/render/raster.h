@@ -95,9 +95,16 @@ struct Triangle {
   float plane_base[kPlanes];
   float plane_dx[kPlanes];
   float plane_dy[kPlanes];
-  float sort_depth;     // mean z/w of the vertices in [0, 1], for the ordering table
-  float min_depth;      // the nearest vertex's z/w in [0, 1]: no pixel of it is nearer
-  bool const_colour;    // one colour everywhere (flat, or equal vertex colours): plane_base
+  float sort_depth;   // mean z/w of the vertices in [0, 1], for the ordering table
+  float min_depth;    // the nearest vertex's z/w in [0, 1]: no pixel of it is nearer
+  bool const_colour;  // one colour everywhere (flat, or equal vertex colours): plane_base
+  // False from setup_triangle. The renderer's own setup leaves the planes to rasterize_triangle,
+  // which computes them (to the same bits) only for a triangle not hidden in the tile: most of a
+  // deep scene's are. Until then the plane arrays hold its vertices' values, and origin_x/y
+  // vertex 0's sub-pixel position.
+  bool planes_deferred;
+  bool vertices_reversed;  // the edges run 0, 2, 1 (the vertices were clockwise on screen)
+  std::int32_t origin_x, origin_y;
   std::uint32_t state;  // the caller's index of this triangle's DrawState (not used here)
 };
 
