@@ -101,6 +101,11 @@ bool is_textured(const DrawState& state) {
   return state.texture != nullptr && state.texture->level_count > 0;
 }
 
+void finish_setup(const ClipVertex* const (&v)[3], const std::int32_t (&fx)[3],
+                  const std::int32_t (&fy)[3], const float (&inv_w)[3], const float (&depth)[3],
+                  std::int64_t area, const PixelBox& box, const DrawState& state, bool defer,
+                  Triangle& out);
+
 // setup_triangle, or with defer the same up to the planes, whose inputs it keeps instead.
 bool setup(const ClipVertex& a, const ClipVertex& b, const ClipVertex& c, const Viewport& viewport,
            const DrawState& state, bool defer, Triangle& out) {
@@ -127,6 +132,16 @@ bool setup(const ClipVertex& a, const ClipVertex& b, const ClipVertex& c, const 
   std::int64_t area = 0;
   PixelBox box{};
   if (!pixel_bounds(fx, fy, viewport, state.cull, area, box)) return false;
+  finish_setup(v, fx, fy, inv_w, depth, area, box, state, defer, out);
+  return true;
+}
+
+// setup() from the projected, snapped and bounded vertices on.
+void finish_setup(const ClipVertex* const (&v)[3], const std::int32_t (&fx)[3],
+                  const std::int32_t (&fy)[3], const float (&inv_w)[3], const float (&depth)[3],
+                  std::int64_t area, const PixelBox& box, const DrawState& state, bool defer,
+                  Triangle& out) {
+  const ClipVertex &a = *v[0], &b = *v[1], &c = *v[2];
   int order[3] = {0, 1, 2};  // inside is E >= 0 for every edge once the area is positive
   out.vertices_reversed = area < 0;
   if (area < 0) {
@@ -182,7 +197,6 @@ bool setup(const ClipVertex& a, const ClipVertex& b, const ClipVertex& c, const 
   }
   out.sort_depth = (depth[0] + depth[1] + depth[2]) * (1.0f / 3.0f);
   out.min_depth = std::min({depth[0], depth[1], depth[2]});
-  return true;
 }
 
 // The planes of a triangle set up with defer, into `out` (a copy of it). Vertex 0's position is
@@ -221,6 +235,15 @@ bool setup_triangle(const ClipVertex& a, const ClipVertex& b, const ClipVertex& 
 bool setup_triangle_deferred(const ClipVertex& a, const ClipVertex& b, const ClipVertex& c,
                              const Viewport& viewport, const DrawState& state, Triangle& out) {
   return setup(a, b, c, viewport, state, true, out);
+}
+
+void setup_projected_deferred(const ClipVertex* const (&v)[3], const ScreenVertex* const (&s)[3],
+                              std::int64_t area, const PixelBox& box, const DrawState& state,
+                              Triangle& out) {
+  const std::int32_t fx[3] = {s[0]->x, s[1]->x, s[2]->x}, fy[3] = {s[0]->y, s[1]->y, s[2]->y};
+  const float inv_w[3] = {s[0]->inv_w, s[1]->inv_w, s[2]->inv_w};
+  const float depth[3] = {s[0]->depth, s[1]->depth, s[2]->depth};
+  finish_setup(v, fx, fy, inv_w, depth, area, box, state, true, out);
 }
 
 namespace {

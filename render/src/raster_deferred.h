@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "raster_screen.h"
 #include "spindle/render/raster.h"
 
 namespace spindle::render::raster {
@@ -39,5 +40,11 @@ inline bool hidden_in_tile(const CoarseBounds& c, const TileTarget& tile) {
 
 bool setup_triangle_deferred(const ClipVertex& a, const ClipVertex& b, const ClipVertex& c,
                              const Viewport& viewport, const DrawState& state, Triangle& out);
+
+// The same for a triangle inside the guard band whose vertices project() has projected and
+// pixel_bounds() has accepted (its area and box): nothing is projected or bounded again.
+void setup_projected_deferred(const ClipVertex* const (&v)[3], const ScreenVertex* const (&s)[3],
+                              std::int64_t area, const PixelBox& box, const DrawState& state,
+                              Triangle& out);
 
 }  // namespace spindle::render::raster

@@ -103,6 +103,8 @@ struct ScreenVertex {
   std::int32_t x = 0;
   std::int32_t y = 0;
   std::uint32_t code = 0;
+  float inv_w = 0.0f;  // 1 / w and setup's depth, z / w * 0.5 + 0.5 (inside the guard band only)
+  float depth = 0.0f;
 };
 
 // snap() four at a time, exactly: v = pixels x 256 is exact in float, v - trunc(v) too,
@@ -141,8 +143,9 @@ inline void project(simd::v4f x, simd::v4f y, simd::v4f z, simd::v4f w, const Vi
   const v4i flags = code | (in_band & ~usable & simd::splat_i(static_cast<int>(kUnprojectable)));
   const v4i fx = snap4(simd::select(usable, px, splat(0.0f)));
   const v4i fy = snap4(simd::select(usable, py, splat(0.0f)));
+  const v4f depth = z * inv_w * splat(0.5f) + splat(0.5f);
   for (std::size_t j = 0; j < lanes; ++j)
-    out[j] = {fx[j], fy[j], static_cast<std::uint32_t>(flags[j])};
+    out[j] = {fx[j], fy[j], static_cast<std::uint32_t>(flags[j]), inv_w[j], depth[j]};
 }
 
 }  // namespace spindle::render::raster

@@ -503,6 +503,18 @@ struct Renderer::Impl {
     b.commit_triangle(state.depth_test);
   }
 
+  // emit() for a triangle the vertex pass has projected and bounded: set up from there.
+  void emit_projected(Batch& b, const ClipVertex* const (&v)[3],
+                      const raster::ScreenVertex* const (&s)[3], std::int64_t area,
+                      const raster::PixelBox& box, const DrawState& state,
+                      std::uint32_t state_index) {
+    Triangle* t = b.next_triangle();
+    if (t == nullptr) return;
+    raster::setup_projected_deferred(v, s, area, box, state, *t);
+    t->state = state_index;
+    b.commit_triangle(state.depth_test);
+  }
+
   void emit_clipped(Batch& b, const ClipVertex& v0, const ClipVertex& v1, const ClipVertex& v2,
                     const DrawState& state, std::uint32_t state_index) {
     switch (raster::classify(v0, v1, v2)) {
@@ -652,7 +664,8 @@ struct Renderer::Impl {
             std::int64_t area = 0;
             raster::PixelBox box{};
             if (raster::pixel_bounds(fx, fy, viewport, state.cull, area, box))
-              emit(b, verts[i0], verts[i1], verts[i2], state, d.material);
+              emit_projected(b, {&verts[i0], &verts[i1], &verts[i2]}, {&s0, &s1, &s2}, area, box,
+                             state, d.material);
             break;
           }
           case raster::ClipClass::Clip:

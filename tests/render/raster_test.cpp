@@ -761,11 +761,12 @@ TEST(RasterTiles, SameImageInAnyTileOrder) {
 // The renderer sets its triangles up without planes and rasterize_triangle computes them when a
 // triangle is drawn (raster_deferred.h). Both ways must give the same pixels and depths to the
 // bit: random triangles of either winding, from slivers to ones crossing the screen, with every
-// kind of state (textured or not, mips, bilinear, flat, affine, blended, one colour or varying).
+// kind of state (textured or not, mips, bilinear, flat, affine, blended, one colour or varying),
+// and again set up from the vertex pass's projection as the renderer does inside the guard band.
 TEST(RasterDeferred, SamePixelsAsSetupTriangle) {
   std::mt19937 rng(77);
   std::uniform_real_distribution<float> unit(0.0f, 1.0f);
-  Screen direct(160, 120), deferred(160, 120);
+  Screen direct(160, 120), deferred(160, 120), projected(160, 120);
   std::vector<std::uint32_t> texels(32 * 32);
   for (std::uint32_t& t : texels) t = rng();
   std::vector<std::uint32_t> small(16 * 16, rgba(40, 200, 90));
@@ -799,12 +800,39 @@ TEST(RasterDeferred, SamePixelsAsSetupTriangle) {
     st.depth_write = variant != 6;
     direct.clear(rgba(10, 20, 30));
     deferred.clear(rgba(10, 20, 30));
-    const std::vector<TileTarget> a = direct.tiles(), b = deferred.tiles();
-    int drawn = 0;
+    projected.clear(rgba(10, 20, 30));
+    const std::vector<TileTarget> a = direct.tiles(), b = deferred.tiles(), c = projected.tiles();
+    int drawn = 0, from_projection = 0;
     for (const Tri& t : tris) {
       Triangle x, y;
       const bool kept = setup_triangle(t[0], t[1], t[2], direct.viewport(), st, x);
       ASSERT_EQ(kept, setup_triangle_deferred(t[0], t[1], t[2], deferred.viewport(), st, y));
+      // The renderer's way for a triangle inside the guard band: project() the vertices,
+      // pixel_bounds(), then set up from those.
+      simd::v4f px, py, pz, pw;
+      for (int j = 0; j < 4; ++j) {
+        const glm::vec4& p = t[std::min(j, 2)].position;
+        px[j] = p.x, py[j] = p.y, pz[j] = p.z, pw[j] = p.w;
+      }
+      ScreenVertex sv[4];
+      project(px, py, pz, pw, projected.viewport(), sv, 4);
+      if (classify_codes(sv[0].code, sv[1].code, sv[2].code) == ClipClass::Inside &&
+          ((sv[0].code | sv[1].code | sv[2].code) & kUnprojectable) == 0) {
+        const std::int32_t fx[3] = {sv[0].x, sv[1].x, sv[2].x}, fy[3] = {sv[0].y, sv[1].y, sv[2].y};
+        std::int64_t area = 0;
+        PixelBox box{};
+        const bool bounded = pixel_bounds(fx, fy, projected.viewport(), st.cull, area, box);
+        ASSERT_EQ(bounded, kept);
+        if (bounded) {
+          Triangle z;
+          setup_projected_deferred({&t[0], &t[1], &t[2]}, {&sv[0], &sv[1], &sv[2]}, area, box, st,
+                                   z);
+          ++from_projection;
+          for (const TileTarget& tile : c) rasterize_triangle(z, st, tile);
+        }
+      } else if (kept) {
+        for (const TileTarget& tile : c) rasterize_triangle(y, st, tile);
+      }
       if (!kept) continue;
       ++drawn;
       EXPECT_FALSE(x.planes_deferred);
@@ -821,6 +849,8 @@ TEST(RasterDeferred, SamePixelsAsSetupTriangle) {
     EXPECT_GT(drawn, 100) << "variant " << variant;
     EXPECT_GT(direct.count_not(rgba(10, 20, 30)), 5000) << "variant " << variant;
     EXPECT_TRUE(direct.same(deferred)) << "variant " << variant;
+    EXPECT_GT(from_projection, 100) << "variant " << variant;
+    EXPECT_TRUE(direct.same(projected)) << "variant " << variant;
   }
 }
 
