@@ -650,10 +650,10 @@ struct Renderer::Impl {
       const raster::ScreenVertex* screen = b.screen.data();
       for (std::size_t t = 0; t + 2 < idx.size(); t += 3) {
         const std::uint32_t i0 = idx[t], i1 = idx[t + 1], i2 = idx[t + 2];
-        if (cull && back_facing(verts[i0].position, verts[i1].position, verts[i2].position))
-          continue;
         // classify and setup's own early rejection from the per-vertex pass: most triangles of
-        // a distant mesh cover no pixel centre and end here.
+        // a distant mesh cover no pixel centre and end here. A back face inside the guard band
+        // ends there too (the sign of its snapped area, as setup decides); one to be clipped is
+        // tested first, in clip space.
         const raster::ScreenVertex &s0 = screen[i0], &s1 = screen[i1], &s2 = screen[i2];
         switch (raster::classify_codes(s0.code, s1.code, s2.code)) {
           case raster::ClipClass::Outside:
@@ -669,6 +669,8 @@ struct Renderer::Impl {
             break;
           }
           case raster::ClipClass::Clip:
+            if (cull && back_facing(verts[i0].position, verts[i1].position, verts[i2].position))
+              break;
             emit_clip(b, verts[i0], verts[i1], verts[i2], state, d.material);
             break;
         }
