@@ -26,7 +26,7 @@ static_assert(offsetof(JointTransform, scale) == 7 * sizeof(float));
 // Opposite rotations of equal weight cancel; below this squared length the rest rotation is used.
 constexpr float kMinRotationLength2 = 1e-12f;
 
-core::Status check_layers(std::span<const BlendLayer> layers, std::size_t joints,
+core::Status check_layers(std::span<const BlendLayer> layers, std::size_t joints, bool soa,
                           const char* kind) {
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const BlendLayer& l = layers[i];
@@ -34,9 +34,23 @@ core::Status check_layers(std::span<const BlendLayer> layers, std::size_t joints
     const auto where = [&] {
       return std::string("BlendingJob: ") + kind + " " + std::to_string(i);
     };
-    if (l.pose.size() != joints)
+    if (soa) {
+      if (!l.pose.empty())
+        return core::Status::error(where() +
+                                   " is a JointTransform pose; the output is SoA "
+                                   "(give every layer as soa_pose)");
+      if (l.soa_pose.size() != soa_count(joints))
+        return core::Status::error(where() + " has " + std::to_string(l.soa_pose.size()) +
+                                   " SoA entries, " + std::to_string(joints) + " joints need " +
+                                   std::to_string(soa_count(joints)));
+    } else if (!l.soa_pose.empty()) {
+      return core::Status::error(where() +
+                                 " is an SoA pose; the output is JointTransform "
+                                 "(set soa_output, or give the layer as pose)");
+    } else if (l.pose.size() != joints) {
       return core::Status::error(where() + " has " + std::to_string(l.pose.size()) +
                                  " joints, rest pose has " + std::to_string(joints));
+    }
     if (!(l.weight >= 0.0f && l.weight <= kMaxBlendWeight))
       return core::Status::error(where() + ": weight must be in [0, 1e6]");
     if (!l.joint_weights.empty() && l.joint_weights.size() != joints)
@@ -60,8 +74,17 @@ float dot4(const glm::quat& a, const glm::quat& b) {
 
 // One joint of the normal blend. Every operation matches blend_fours() lane for lane, so a joint
 // gets the same bits whichever path blends it.
+// pose_of(layer, j): joint j of that layer, whichever form it is in.
+JointTransform aos_joint(const BlendLayer& l, std::size_t j) {
+  return l.pose[j];
+}
+JointTransform soa_joint(const BlendLayer& l, std::size_t j) {
+  return l.soa_pose[j / 4].get(static_cast<int>(j % 4));
+}
+
+template <class PoseOf>
 JointTransform blend_joint(std::span<const BlendLayer> layers, const JointTransform& rest,
-                           float threshold, std::size_t j) {
+                           float threshold, std::size_t j, PoseOf pose_of) {
   glm::vec3 t(0.0f), s(0.0f);
   glm::quat q(0.0f, 0.0f, 0.0f, 0.0f);
   float total = 0.0f;
@@ -82,7 +105,7 @@ JointTransform blend_joint(std::span<const BlendLayer> layers, const JointTransf
   };
   for (const BlendLayer& l : layers) {
     const float w = joint_weight(l, j);
-    if (w > 0.0f) add(l.pose[j], w);
+    if (w > 0.0f) add(pose_of(l, j), w);
   }
   if (total < threshold) add(rest, threshold - total);
   const float inv_total = 1.0f / total;
@@ -108,26 +131,39 @@ struct UniformBlend {
   float total = 0.0f;
 };
 
-UniformBlend uniform_blend(std::span<const BlendLayer> layers, std::span<const JointTransform> rest,
-                           float threshold) {
-  UniformBlend u;
+// With soa, the poses are the layers' SoaTransform arrays, and the rest pose (when it fills in)
+// is named by rest_at instead (its pointer left null); otherwise rest_at stays -1.
+// Fills `u` (count 0: the uniform paths do not apply). Filled in place, not returned: a returned
+// copy of the struct was read back before its parts had been stored (a store-forwarding stall
+// that cost a tenth of a blend).
+void uniform_blend(std::span<const BlendLayer> layers, std::span<const JointTransform> rest,
+                   float threshold, UniformBlend& u, bool soa = false, int* rest_at = nullptr) {
+  u.count = 0;
+  u.total = 0.0f;
   for (const BlendLayer& l : layers)
-    if (!l.joint_weights.empty()) return {};
+    if (!l.joint_weights.empty()) return;
   // Same order and sums as blend_joint().
   for (const BlendLayer& l : layers) {
     if (!(l.weight > 0.0f)) continue;
-    if (u.count == kMaxUniformPoses) return {};
-    u.pose[u.count] = reinterpret_cast<const float*>(l.pose.data());
+    if (u.count == kMaxUniformPoses) {
+      u.count = 0;
+      return;
+    }
+    u.pose[u.count] = soa ? reinterpret_cast<const float*>(l.soa_pose.data())
+                          : reinterpret_cast<const float*>(l.pose.data());
     u.weight[u.count++] = l.weight;
     u.total += l.weight;
   }
   if (u.total < threshold) {
-    if (u.count == kMaxUniformPoses) return {};
-    u.pose[u.count] = reinterpret_cast<const float*>(rest.data());
+    if (u.count == kMaxUniformPoses) {
+      u.count = 0;
+      return;
+    }
+    if (soa) *rest_at = static_cast<int>(u.count);
+    u.pose[u.count] = soa ? nullptr : reinterpret_cast<const float*>(rest.data());
     u.weight[u.count++] = threshold - u.total;
     u.total += threshold - u.total;
   }
-  return u;
 }
 
 // Every joint (at least four), four at a time. Translation and scale are a weighted sum of four
@@ -247,22 +283,158 @@ void blend_uniform(const UniformBlend& u, std::span<const JointTransform> rest,
       break;
   }
 }
+
+// blend_fours() for SoA poses: the same operations lane for lane (so the same bits), four joints
+// to a register as the entries hold them, so nothing is transposed. `u` lists the layers'
+// entries (UniformBlend's poses point at SoaTransform arrays); a rest pose in it (the threshold
+// filling in) is read from `rest` into a scratch entry, joint by joint.
+template <std::size_t N, bool kUnitTotal>
+void blend_soa_entries(const UniformBlend& u, int rest_at, std::span<const JointTransform> rest,
+                       std::span<SoaTransform> output) {
+  const std::size_t count = N > 0 ? N : u.count;
+  const std::size_t joints = rest.size();
+  __m128 w[kMaxUniformPoses];
+  for (std::size_t p = 0; p < count; ++p) w[p] = _mm_set1_ps(u.weight[p]);
+  const __m128 inv_total = _mm_set1_ps(1.0f / u.total);
+  const __m128 sign_bit = _mm_set1_ps(-0.0f);
+  const __m128 min_len2 = _mm_set1_ps(kMinRotationLength2);
+  SoaTransform rest_entry;
+  // The summed rotations of an entry, not yet normalised, and their squared lengths.
+  struct Rotation {
+    __m128 x, y, z, w, len2;
+  };
+  // Sums of entry e: translation and scale stored, the rotation returned.
+  const auto sums = [&](std::size_t e) __attribute__((always_inline)) {
+    const SoaTransform* in[kMaxUniformPoses] = {};
+    for (std::size_t p = 0; p < count; ++p)
+      in[p] = reinterpret_cast<const SoaTransform*>(u.pose[p]) + e;
+    if (rest_at >= 0) {
+      for (int k = 0; k < 4; ++k) {
+        const std::size_t j = 4 * e + static_cast<std::size_t>(k);
+        rest_entry.set(k, j < joints ? rest[j] : JointTransform{});
+      }
+      in[rest_at] = &rest_entry;
+    }
+    SoaTransform& out = output[e];
+    const auto sum = [&](float(SoaTransform::*part)[4]) {
+      __m128 acc = _mm_mul_ps(_mm_load_ps(in[0]->*part), w[0]);
+      for (std::size_t p = 1; p < count; ++p)
+        acc = _mm_add_ps(acc, _mm_mul_ps(_mm_load_ps(in[p]->*part), w[p]));
+      // x * 1 is x: weights that sum to 1 (0.7 + 0.3 does in float) skip the multiply.
+      _mm_store_ps(out.*part, kUnitTotal ? acc : _mm_mul_ps(acc, inv_total));
+    };
+    sum(&SoaTransform::tx);
+    sum(&SoaTransform::ty);
+    sum(&SoaTransform::tz);
+    sum(&SoaTransform::sx);
+    sum(&SoaTransform::sy);
+    sum(&SoaTransform::sz);
+    // Rotations, each contribution kept in the hemisphere of the sum so far.
+    __m128 q0 = _mm_mul_ps(_mm_load_ps(in[0]->qx), w[0]);
+    __m128 q1 = _mm_mul_ps(_mm_load_ps(in[0]->qy), w[0]);
+    __m128 q2 = _mm_mul_ps(_mm_load_ps(in[0]->qz), w[0]);
+    __m128 q3 = _mm_mul_ps(_mm_load_ps(in[0]->qw), w[0]);
+    for (std::size_t p = 1; p < count; ++p) {
+      const __m128 r0 = _mm_load_ps(in[p]->qx), r1 = _mm_load_ps(in[p]->qy),
+                   r2 = _mm_load_ps(in[p]->qz), r3 = _mm_load_ps(in[p]->qw);
+      const __m128 dot = _mm_add_ps(_mm_add_ps(_mm_mul_ps(q0, r0), _mm_mul_ps(q1, r1)),
+                                    _mm_add_ps(_mm_mul_ps(q2, r2), _mm_mul_ps(q3, r3)));
+      const __m128 sw = _mm_xor_ps(w[p], _mm_and_ps(_mm_cmplt_ps(dot, _mm_setzero_ps()), sign_bit));
+      q0 = _mm_add_ps(q0, _mm_mul_ps(sw, r0));
+      q1 = _mm_add_ps(q1, _mm_mul_ps(sw, r1));
+      q2 = _mm_add_ps(q2, _mm_mul_ps(sw, r2));
+      q3 = _mm_add_ps(q3, _mm_mul_ps(sw, r3));
+    }
+    const __m128 len2 = _mm_add_ps(_mm_add_ps(_mm_mul_ps(q0, q0), _mm_mul_ps(q1, q1)),
+                                   _mm_add_ps(_mm_mul_ps(q2, q2), _mm_mul_ps(q3, q3)));
+    return Rotation{q0, q1, q2, q3, len2};
+  };
+  const auto normalise = [&](std::size_t e, const Rotation& q) __attribute__((always_inline)) {
+    SoaTransform& out = output[e];
+    const __m128 len2 = q.len2;
+    const __m128 inv_len = _mm_div_ps(_mm_set1_ps(1.0f), _mm_sqrt_ps(len2));
+    _mm_store_ps(out.qx, _mm_mul_ps(q.x, inv_len));
+    _mm_store_ps(out.qy, _mm_mul_ps(q.y, inv_len));
+    _mm_store_ps(out.qz, _mm_mul_ps(q.z, inv_len));
+    _mm_store_ps(out.qw, _mm_mul_ps(q.w, inv_len));
+    // Cancelled (or NaN) rotations fall back to the rest rotation, as in blend_joint().
+    const int ok = _mm_movemask_ps(_mm_cmpgt_ps(len2, min_len2));
+    if (ok != 0xF) [[unlikely]] {
+      for (int k = 0; k < 4; ++k) {
+        if ((ok & (1 << k)) != 0) continue;
+        const std::size_t j = 4 * e + static_cast<std::size_t>(k);
+        JointTransform t = out.get(k);
+        t.rotation = j < joints ? rest[j].rotation : glm::quat(1.0f, 0.0f, 0.0f, 0.0f);
+        out.set(k, t);
+      }
+    }
+  };
+  // Two entries at a time: both summed before either is normalised, so the square root and
+  // division of one overlap the other's sums instead of each waiting on its own (the chain
+  // through them was most of the time, as in blend_fours()).
+  std::size_t e = 0;
+  for (; e + 2 <= output.size(); e += 2) {
+    const Rotation a = sums(e), b = sums(e + 1);
+    normalise(e, a);
+    normalise(e + 1, b);
+  }
+  if (e < output.size()) normalise(e, sums(e));
+}
+
+// Blends SoA layers with `u` (built from the layers' soa_pose, no masks).
+void blend_uniform_soa(const UniformBlend& u, int rest_at, std::span<const JointTransform> rest,
+                       std::span<SoaTransform> output) {
+  if (u.total == 1.0f) {
+    if (u.count == 2) return blend_soa_entries<2, true>(u, rest_at, rest, output);
+    return blend_soa_entries<0, true>(u, rest_at, rest, output);
+  }
+  switch (u.count) {
+    case 1:
+      blend_soa_entries<1, false>(u, rest_at, rest, output);
+      break;
+    case 2:
+      blend_soa_entries<2, false>(u, rest_at, rest, output);
+      break;
+    case 3:
+      blend_soa_entries<3, false>(u, rest_at, rest, output);
+      break;
+    default:
+      blend_soa_entries<0, false>(u, rest_at, rest, output);
+      break;
+  }
+}
 #endif
+
+// One additive delta d at weight w on top of out.
+void add_delta(JointTransform& out, const JointTransform& d, float w) {
+  out.translation += d.translation * w;
+  glm::quat r = d.rotation;
+  if (r.w < 0.0f) r = -r;  // shortest path from identity
+  const glm::quat id(1.0f, 0.0f, 0.0f, 0.0f);
+  out.rotation = glm::normalize(out.rotation * glm::normalize(id * (1.0f - w) + r * w));
+  out.scale *= glm::vec3(1.0f) + (d.scale - glm::vec3(1.0f)) * w;
+}
 
 // Additive layers on top of the normal blend, joint by joint, in array order.
 void apply_additive(std::span<const BlendLayer> additive_layers, std::span<JointTransform> output) {
   for (const BlendLayer& l : additive_layers) {
     for (std::size_t j = 0; j < output.size(); ++j) {
       const float w = joint_weight(l, j);
-      if (w <= 0.0f) continue;
-      JointTransform& out = output[j];
-      const JointTransform& d = l.pose[j];
-      out.translation += d.translation * w;
-      glm::quat r = d.rotation;
-      if (r.w < 0.0f) r = -r;  // shortest path from identity
-      const glm::quat id(1.0f, 0.0f, 0.0f, 0.0f);
-      out.rotation = glm::normalize(out.rotation * glm::normalize(id * (1.0f - w) + r * w));
-      out.scale *= glm::vec3(1.0f) + (d.scale - glm::vec3(1.0f)) * w;
+      if (w > 0.0f) add_delta(output[j], l.pose[j], w);
+    }
+  }
+}
+
+void apply_additive_soa(std::span<const BlendLayer> additive_layers, std::size_t joints,
+                        std::span<SoaTransform> output) {
+  for (const BlendLayer& l : additive_layers) {
+    for (std::size_t j = 0; j < joints; ++j) {
+      const float w = joint_weight(l, j);
+      if (!(w > 0.0f)) continue;
+      const int lane = static_cast<int>(j % 4);
+      JointTransform out = output[j / 4].get(lane);
+      add_delta(out, l.soa_pose[j / 4].get(lane), w);
+      output[j / 4].set(lane, out);
     }
   }
 }
@@ -271,30 +443,59 @@ void apply_additive(std::span<const BlendLayer> additive_layers, std::span<Joint
 
 core::Status BlendingJob::validate() const {
   if (rest_pose.empty()) return core::Status::error("BlendingJob: empty rest pose");
-  if (output.size() != rest_pose.size())
+  const bool soa = !soa_output.empty();
+  if (soa && !output.empty())
+    return core::Status::error("BlendingJob: both output and soa_output (set one)");
+  if (soa && soa_output.size() != soa_count(rest_pose.size()))
+    return core::Status::error("BlendingJob: soa_output has " + std::to_string(soa_output.size()) +
+                               " entries, " + std::to_string(rest_pose.size()) + " joints need " +
+                               std::to_string(soa_count(rest_pose.size())));
+  if (!soa && output.size() != rest_pose.size())
     return core::Status::error("BlendingJob: output has " + std::to_string(output.size()) +
                                " joints, rest pose has " + std::to_string(rest_pose.size()));
   if (!std::isfinite(threshold) || threshold <= 0.0f)
     return core::Status::error("BlendingJob: threshold must be finite and > 0");
-  if (core::Status s = check_layers(layers, rest_pose.size(), "layer"); !s) return s;
-  return check_layers(additive_layers, rest_pose.size(), "additive layer");
+  if (core::Status s = check_layers(layers, rest_pose.size(), soa, "layer"); !s) return s;
+  return check_layers(additive_layers, rest_pose.size(), soa, "additive layer");
 }
 
 core::Status BlendingJob::run() const {
   if (core::Status s = validate(); !s) return s;
   const std::size_t n = rest_pose.size();
+  if (!soa_output.empty()) {
+    bool done = false;
+#if SPINDLE_BLEND_SSE
+    int rest_at = -1;
+    UniformBlend u;
+    uniform_blend(layers, rest_pose, threshold, u, true, &rest_at);
+    if (u.count > 0) {
+      blend_uniform_soa(u, rest_at, rest_pose, soa_output);
+      done = true;
+    }
+#endif
+    if (!done) {
+      for (std::size_t j = 0; j < 4 * soa_output.size(); ++j)
+        soa_output[j / 4].set(
+            static_cast<int>(j % 4),
+            j < n ? blend_joint(layers, rest_pose[j], threshold, j, soa_joint) : JointTransform{});
+    }
+    apply_additive_soa(additive_layers, n, soa_output);
+    return {};
+  }
   std::size_t j = 0;
 #if SPINDLE_BLEND_SSE
   // Without masks every joint has the same weights: four joints at a time (the common case, e.g.
   // walk 0.7 / idle 0.3), with the same results as the per-joint path.
   if (n >= 4) {
-    if (const UniformBlend u = uniform_blend(layers, rest_pose, threshold); u.count > 0) {
+    UniformBlend u;
+    uniform_blend(layers, rest_pose, threshold, u);
+    if (u.count > 0) {
       blend_uniform(u, rest_pose, output);
       j = n;
     }
   }
 #endif
-  for (; j < n; ++j) output[j] = blend_joint(layers, rest_pose[j], threshold, j);
+  for (; j < n; ++j) output[j] = blend_joint(layers, rest_pose[j], threshold, j, aos_joint);
   apply_additive(additive_layers, output);
   return {};
 }

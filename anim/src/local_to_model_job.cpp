@@ -78,18 +78,8 @@ struct LocalFour {
   __m128 t[3];
 };
 
-LocalFour local_four(const JointTransform* joints) {
-  const auto* f = reinterpret_cast<const float*>(joints);
-  __m128 tx = _mm_loadu_ps(f), ty = _mm_loadu_ps(f + 10), tz = _mm_loadu_ps(f + 20),
-         unused = _mm_loadu_ps(f + 30);
-  _MM_TRANSPOSE4_PS(tx, ty, tz, unused);
-  __m128 x = _mm_loadu_ps(f + 3), y = _mm_loadu_ps(f + 13), z = _mm_loadu_ps(f + 23),
-         w = _mm_loadu_ps(f + 33);
-  _MM_TRANSPOSE4_PS(x, y, z, w);
-  __m128 sw = _mm_loadu_ps(f + 6), sx = _mm_loadu_ps(f + 16), sy = _mm_loadu_ps(f + 26),
-         sz = _mm_loadu_ps(f + 36);
-  _MM_TRANSPOSE4_PS(sw, sx, sy, sz);  // sw: the rotations' w again, unused
-
+LocalFour local_four(__m128 tx, __m128 ty, __m128 tz, __m128 x, __m128 y, __m128 z, __m128 w,
+                     __m128 sx, __m128 sy, __m128 sz) {
   const __m128 one = _mm_set1_ps(1.0f);
   const __m128 x2 = _mm_add_ps(x, x), y2 = _mm_add_ps(y, y), z2 = _mm_add_ps(z, z);
   const __m128 xx = _mm_mul_ps(x, x2), yy = _mm_mul_ps(y, y2), zz = _mm_mul_ps(z, z2);
@@ -109,6 +99,28 @@ LocalFour local_four(const JointTransform* joints) {
   l.t[1] = ty;
   l.t[2] = tz;
   return l;
+}
+
+// Four joints of a JointTransform array, transposed to one register per component.
+LocalFour local_four(const JointTransform* joints) {
+  const auto* f = reinterpret_cast<const float*>(joints);
+  __m128 tx = _mm_loadu_ps(f), ty = _mm_loadu_ps(f + 10), tz = _mm_loadu_ps(f + 20),
+         unused = _mm_loadu_ps(f + 30);
+  _MM_TRANSPOSE4_PS(tx, ty, tz, unused);
+  __m128 x = _mm_loadu_ps(f + 3), y = _mm_loadu_ps(f + 13), z = _mm_loadu_ps(f + 23),
+         w = _mm_loadu_ps(f + 33);
+  _MM_TRANSPOSE4_PS(x, y, z, w);
+  __m128 sw = _mm_loadu_ps(f + 6), sx = _mm_loadu_ps(f + 16), sy = _mm_loadu_ps(f + 26),
+         sz = _mm_loadu_ps(f + 36);
+  _MM_TRANSPOSE4_PS(sw, sx, sy, sz);  // sw: the rotations' w again, unused
+  return local_four(tx, ty, tz, x, y, z, w, sx, sy, sz);
+}
+
+// Four joints of an SoA pose: already one array per component.
+LocalFour local_four(const SoaTransform& e) {
+  return local_four(_mm_load_ps(e.tx), _mm_load_ps(e.ty), _mm_load_ps(e.tz), _mm_load_ps(e.qx),
+                    _mm_load_ps(e.qy), _mm_load_ps(e.qz), _mm_load_ps(e.qw), _mm_load_ps(e.sx),
+                    _mm_load_ps(e.sy), _mm_load_ps(e.sz));
 }
 
 // parent * local for joint `Lane` of `l` (local's last row is (0, 0, 0, 1)).
@@ -141,9 +153,17 @@ void palette_product(const glm::mat4& model, const glm::mat4& inverse_bind, glm:
 core::Status LocalToModelJob::validate() const {
   if (skeleton == nullptr) return core::Status::error("LocalToModelJob: no skeleton");
   const auto n = static_cast<std::size_t>(skeleton->joint_count());
-  if (local.size() != n)
+  if (!soa_local.empty()) {
+    if (!local.empty())
+      return core::Status::error("LocalToModelJob: both local and soa_local (set one)");
+    if (soa_local.size() != soa_count(n))
+      return core::Status::error(
+          "LocalToModelJob: soa_local has " + std::to_string(soa_local.size()) + " entries, " +
+          std::to_string(n) + " joints need " + std::to_string(soa_count(n)));
+  } else if (local.size() != n) {
     return core::Status::error("LocalToModelJob: local pose has " + std::to_string(local.size()) +
                                " joints, skeleton has " + std::to_string(n));
+  }
   if (model.size() != n)
     return core::Status::error("LocalToModelJob: model has " + std::to_string(model.size()) +
                                " matrices, skeleton has " + std::to_string(n));
@@ -173,8 +193,9 @@ core::Status LocalToModelJob::run() const {
     const int p = parents[j];
     return p < 0 ? root_columns : load(model[static_cast<std::size_t>(p)]);
   };
+  const bool soa = !soa_local.empty();
   for (; i + 4 <= n; i += 4) {
-    const LocalFour l = local_four(local.data() + i);
+    const LocalFour l = soa ? local_four(soa_local[i / 4]) : local_four(local.data() + i);
     finish(i + 0, parent_times_local<0>(parent_of(i + 0), l));
     finish(i + 1, parent_times_local<1>(parent_of(i + 1), l));
     finish(i + 2, parent_times_local<2>(parent_of(i + 2), l));
@@ -183,7 +204,9 @@ core::Status LocalToModelJob::run() const {
 #endif
   for (; i < n; ++i) {
     const int p = parents[i];
-    model[i] = (p < 0 ? root : model[static_cast<std::size_t>(p)]) * local[i].to_matrix();
+    const JointTransform t =
+        soa_local.empty() ? local[i] : soa_local[i / 4].get(static_cast<int>(i % 4));
+    model[i] = (p < 0 ? root : model[static_cast<std::size_t>(p)]) * t.to_matrix();
     if (!palette.empty()) palette_product(model[i], inverse_binds[i], palette[i]);
   }
   return {};

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "compressed_view.h"
@@ -245,8 +246,35 @@ SPINDLE_ANIM_INLINE Lanes4 sample_pair_sse(const Pair& d, float t, bool rotation
 // sample_pair_sse and interpolate(), so the same bits, and one square root and one division for
 // the four. Lanes in `raw` take *as_is[k] as it is instead (a key at or outside the pair, or a
 // zero fraction); their q0 and q1 are still read.
+// Where nlerp4 puts the four rotations: four JointTransforms, or one SoaTransform's lanes.
+struct AosRotations {
+  JointTransform* out;
+  void put(__m128 qx, __m128 qy, __m128 qz, __m128 qw) const {
+    _MM_TRANSPOSE4_PS(qx, qy, qz, qw);
+    _mm_storeu_ps(&out[0].rotation.x, qx);
+    _mm_storeu_ps(&out[1].rotation.x, qy);
+    _mm_storeu_ps(&out[2].rotation.x, qz);
+    _mm_storeu_ps(&out[3].rotation.x, qw);
+  }
+  // Lane k's rotation from four floats x, y, z, w.
+  void put(int k, const float* q) const { _mm_storeu_ps(&out[k].rotation.x, _mm_loadu_ps(q)); }
+};
+struct SoaRotations {
+  SoaTransform* out;
+  void put(__m128 qx, __m128 qy, __m128 qz, __m128 qw) const {
+    _mm_store_ps(out->qx, qx);
+    _mm_store_ps(out->qy, qy);
+    _mm_store_ps(out->qz, qz);
+    _mm_store_ps(out->qw, qw);
+  }
+  void put(int k, const float* q) const {
+    out->qx[k] = q[0], out->qy[k] = q[1], out->qz[k] = q[2], out->qw[k] = q[3];
+  }
+};
+
+template <class Out>
 SPINDLE_ANIM_INLINE void nlerp4(const float* const q0[4], const float* const q1[4], __m128 av,
-                                int raw, const float* const as_is[4], JointTransform* out) {
+                                int raw, const float* const as_is[4], const Out& out) {
   static_assert(offsetof(glm::quat, x) == 0 && offsetof(glm::quat, w) == 3 * sizeof(float));
   if (raw != 0xF) {
     __m128 x0 = _mm_loadu_ps(q0[0]), y0 = _mm_loadu_ps(q0[1]), z0 = _mm_loadu_ps(q0[2]),
@@ -278,25 +306,23 @@ SPINDLE_ANIM_INLINE void nlerp4(const float* const q0[4], const float* const q1[
     qy = _mm_mul_ps(qy, inv);
     qz = _mm_mul_ps(qz, inv);
     qw = _mm_mul_ps(qw, inv);
-    _MM_TRANSPOSE4_PS(qx, qy, qz, qw);
-    _mm_storeu_ps(&out[0].rotation.x, qx);
-    _mm_storeu_ps(&out[1].rotation.x, qy);
-    _mm_storeu_ps(&out[2].rotation.x, qz);
-    _mm_storeu_ps(&out[3].rotation.x, qw);
+    out.put(qx, qy, qz, qw);
     // A zero-length sum (opposite keys half way) gives the identity, as glm::normalize does.
     const int zero = _mm_movemask_ps(_mm_cmple_ps(len, _mm_setzero_ps())) & ~raw;
-    if (zero != 0) [[unlikely]]
+    if (zero != 0) [[unlikely]] {
+      static constexpr float kIdentity[4] = {0.0f, 0.0f, 0.0f, 1.0f};
       for (int k = 0; k < 4; ++k)
-        if ((zero >> k) & 1) out[k].rotation = glm::quat(1.0f, 0.0f, 0.0f, 0.0f);
+        if ((zero >> k) & 1) out.put(k, kIdentity);
+    }
   }
   for (int k = 0; k < 4; ++k)
-    if ((raw >> k) & 1) _mm_storeu_ps(&out[k].rotation.x, _mm_loadu_ps(as_is[k]));
+    if ((raw >> k) & 1) out.put(k, as_is[k]);
 }
 
 // The rotations of four joints from their decoded pairs (`d[1]`, `d[4]`, `d[7]`, `d[10]`), as
 // sample_pair_sse would give them.
-template <class Pair>
-SPINDLE_ANIM_INLINE void sample_rotations4(const Pair* d, float t, JointTransform* out) {
+template <class Pair, class Out>
+SPINDLE_ANIM_INLINE void sample_rotations4(const Pair* d, float t, const Out& out) {
   float a[4];
   const float *q0[4], *q1[4], *as_is[4] = {};
   int raw = 0;
@@ -321,8 +347,10 @@ SPINDLE_ANIM_INLINE void sample_rotations4(const Pair* d, float t, JointTransfor
 // the first joint's three), then takes the twelve fractions with three divisions, one per part
 // for the four joints, where sample() takes one per track. Lane for lane the same operations as
 // sample(), so the same bits.
+// Writes into `out` (JointTransform[4]) or, with SoaTransform, into one entry's lanes.
+template <class Out>
 SPINDLE_ANIM_INLINE void sample_float4(const JointTrack* tracks, float t, std::uint32_t* cur,
-                                       bool forward, std::uint64_t& searches, JointTransform* out) {
+                                       bool forward, std::uint64_t& searches, Out* out) {
   std::uint32_t key[3][4];
   float num[3][4], den[3][4];
   int raw[3] = {0, 0, 0};  // bit k: joint k takes its cursor's key as it is
@@ -357,12 +385,20 @@ SPINDLE_ANIM_INLINE void sample_float4(const JointTrack* tracks, float t, std::u
   for (int k = 0; k < 4; ++k) {
     const JointTrack& tr = tracks[k];
     const std::uint32_t kt = key[0][k], ks = key[2][k];
-    out[k].translation = (raw[0] >> k) & 1 ? tr.translations[kt].value
-                                           : interpolate(tr.translations[kt].value,
-                                                         tr.translations[kt + 1].value, af[0][k]);
-    out[k].scale = (raw[2] >> k) & 1
-                       ? tr.scales[ks].value
-                       : interpolate(tr.scales[ks].value, tr.scales[ks + 1].value, af[2][k]);
+    const glm::vec3 translation =
+        (raw[0] >> k) & 1
+            ? tr.translations[kt].value
+            : interpolate(tr.translations[kt].value, tr.translations[kt + 1].value, af[0][k]);
+    const glm::vec3 scale =
+        (raw[2] >> k) & 1 ? tr.scales[ks].value
+                          : interpolate(tr.scales[ks].value, tr.scales[ks + 1].value, af[2][k]);
+    if constexpr (std::is_same_v<Out, SoaTransform>) {
+      out->tx[k] = translation.x, out->ty[k] = translation.y, out->tz[k] = translation.z;
+      out->sx[k] = scale.x, out->sy[k] = scale.y, out->sz[k] = scale.z;
+    } else {
+      out[k].translation = translation;
+      out[k].scale = scale;
+    }
   }
   const float *q0[4], *q1[4];
   for (int k = 0; k < 4; ++k) {
@@ -371,7 +407,10 @@ SPINDLE_ANIM_INLINE void sample_float4(const JointTrack* tracks, float t, std::u
     q0[k] = &r[kr].value.x;
     q1[k] = (raw[1] >> k) & 1 ? q0[k] : &r[kr + 1].value.x;
   }
-  nlerp4(q0, q1, a[1], raw[1], q0, out);
+  if constexpr (std::is_same_v<Out, SoaTransform>)
+    nlerp4(q0, q1, a[1], raw[1], q0, SoaRotations{out});
+  else
+    nlerp4(q0, q1, a[1], raw[1], q0, AosRotations{out});
 }
 #endif
 }  // namespace
@@ -392,7 +431,7 @@ void SamplingCache::resize(int joint_count, CacheFor clips) {
 
 void SamplingJob::sample_compressed(const detail::CompressedView& c, bool forward) const {
   SamplingCache& cache = *this->cache;
-  const std::size_t tracks = 3 * output.size();
+  const std::size_t tracks = 3 * joints();
   SamplingCache::DecodedKeys* d = cache.decoded_.data();
 
   // f: distinct key times at or before `time`. Forward playback moves it on by a key time or two
@@ -429,7 +468,37 @@ void SamplingJob::sample_compressed(const detail::CompressedView& c, bool forwar
   cache.next_ = next;
 
 #if SPINDLE_ANIM_SAMPLE_SSE2
-  const std::size_t n = output.size();
+  const std::size_t n = joints();
+  if (!soa_output.empty()) {
+    // Whole entries four joints at a time, straight into their lanes; the last entry's joints
+    // one by one.
+    SoaTransform* soa = soa_output.data();
+    std::size_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+      const SamplingCache::DecodedKeys* g = d + 3 * j;
+      SoaTransform& e = soa[j / 4];
+      const auto part = [&](int which, float* x, float* y, float* z) {
+        __m128 r0 = sample_pair_sse(g[which], time, false).v,
+               r1 = sample_pair_sse(g[3 + which], time, false).v,
+               r2 = sample_pair_sse(g[6 + which], time, false).v,
+               r3 = sample_pair_sse(g[9 + which], time, false).v;
+        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+        _mm_store_ps(x, r0);
+        _mm_store_ps(y, r1);
+        _mm_store_ps(z, r2);
+      };
+      part(0, e.tx, e.ty, e.tz);
+      part(2, e.sx, e.sy, e.sz);
+      sample_rotations4(g, time, SoaRotations{&e});
+    }
+    for (; j < n; ++j) {
+      const SamplingCache::DecodedKeys* g = d + 3 * j;
+      soa[j / 4].set(static_cast<int>(j % 4), {sample_pair_sse(g[0], time, false).vec3(),
+                                               sample_pair_sse(g[1], time, true).quat(),
+                                               sample_pair_sse(g[2], time, false).vec3()});
+    }
+    return;
+  }
   JointTransform* out = output.data();
   if (n < 4) {
     for (std::size_t j = 0; j < n; ++j, d += 3) {
@@ -447,17 +516,17 @@ void SamplingJob::sample_compressed(const detail::CompressedView& c, bool forwar
       out[j + k].translation = sample_pair_sse(g[3 * k], time, false).vec3();
       out[j + k].scale = sample_pair_sse(g[3 * k + 2], time, false).vec3();
     }
-    sample_rotations4(g, time, out + j);
+    sample_rotations4(g, time, AosRotations{out + j});
   };
   for (std::size_t j = 0; j + 4 <= n; j += 4) four(j);
   if (n % 4 != 0) four(n - 4);
 #else
   const auto to_vec3 = [](const glm::vec4& v) { return glm::vec3(v); };
   const auto to_quat = [](const glm::vec4& v) { return glm::quat(v.w, v.x, v.y, v.z); };
-  for (std::size_t j = 0; j < output.size(); ++j, d += 3) {
-    output[j].translation = sample_pair<glm::vec3>(d[0], time, to_vec3);
-    output[j].rotation = sample_pair<glm::quat>(d[1], time, to_quat);
-    output[j].scale = sample_pair<glm::vec3>(d[2], time, to_vec3);
+  for (std::size_t j = 0; j < joints(); ++j, d += 3) {
+    put(j,
+        {sample_pair<glm::vec3>(d[0], time, to_vec3), sample_pair<glm::quat>(d[1], time, to_quat),
+         sample_pair<glm::vec3>(d[2], time, to_vec3)});
   }
 #endif
 }
@@ -480,10 +549,33 @@ core::Status SamplingJob::validate() const {
                                (clip != nullptr ? clip->name() : std::string(packed->name())) +
                                "' is compressed, the cache was sized for "
                                "CacheFor::UncompressedClips");
+  if (output.empty() == soa_output.empty() && n > 0)
+    return core::Status::error(output.empty()
+                                   ? "SamplingJob: no output (set output or soa_output)"
+                                   : "SamplingJob: both output and soa_output (set one)");
+  if (!soa_output.empty()) {
+    if (soa_output.size() != soa_count(static_cast<std::size_t>(n)))
+      return core::Status::error("SamplingJob: soa_output has " +
+                                 std::to_string(soa_output.size()) + " entries, a clip of " +
+                                 std::to_string(n) + " joints needs " +
+                                 std::to_string(soa_count(static_cast<std::size_t>(n))));
+    return {};
+  }
   if (output.size() != static_cast<std::size_t>(n))
     return core::Status::error("SamplingJob: output has " + std::to_string(output.size()) +
                                " joints, clip has " + std::to_string(n));
   return {};
+}
+
+std::size_t SamplingJob::joints() const {
+  return static_cast<std::size_t>(clip != nullptr ? clip->joint_count() : packed->joint_count());
+}
+
+void SamplingJob::put(std::size_t j, const JointTransform& t) const {
+  if (soa_output.empty())
+    output[j] = t;
+  else
+    soa_output[j / 4].set(static_cast<int>(j % 4), t);
 }
 
 core::Status SamplingJob::run() const {
@@ -503,14 +595,19 @@ core::Status SamplingJob::run() const {
     std::span<const JointTrack> tracks = clip->tracks();
     std::size_t j = 0;
 #if SPINDLE_ANIM_SAMPLE_SSE2
-    for (; j + 4 <= tracks.size(); j += 4, cur += 12)
-      sample_float4(&tracks[j], time, cur, forward, c.searches_, &output[j]);
+    for (; j + 4 <= tracks.size(); j += 4, cur += 12) {
+      if (soa_output.empty()) {
+        sample_float4(&tracks[j], time, cur, forward, c.searches_, &output[j]);
+        continue;
+      }
+      sample_float4(&tracks[j], time, cur, forward, c.searches_, &soa_output[j / 4]);
+    }
 #endif
     for (; j < tracks.size(); ++j, cur += 3) {
       const JointTrack& tr = tracks[j];
-      output[j].translation = sample(tr.translations, time, cur[0], forward, c.searches_);
-      output[j].rotation = sample(tr.rotations, time, cur[1], forward, c.searches_);
-      output[j].scale = sample(tr.scales, time, cur[2], forward, c.searches_);
+      put(j, {sample(tr.translations, time, cur[0], forward, c.searches_),
+              sample(tr.rotations, time, cur[1], forward, c.searches_),
+              sample(tr.scales, time, cur[2], forward, c.searches_)});
     }
   } else {
     // Track 3 * j + i owns keys [first[i], first[i + 1]) once `first` points at joint j.
@@ -520,7 +617,7 @@ core::Status SamplingJob::run() const {
       return Times<1>{q.times.data() + first[i], first[i + 1] - first[i]};
     };
     const auto* values = q.values.data();
-    for (std::size_t j = 0; j < output.size(); ++j, cur += 3, first += 3) {
+    for (std::size_t j = 0; j < joints(); ++j, cur += 3, first += 3) {
       const glm::vec3 *origin = &q.origin[2 * j], *step = &q.step[2 * j];
       const auto translation_at = [&](std::uint32_t k) {
         return detail::decode_vec3(values[first[0] + k], origin[0], step[0]);
@@ -531,11 +628,14 @@ core::Status SamplingJob::run() const {
       const auto scale_at = [&](std::uint32_t k) {
         return detail::decode_vec3(values[first[2] + k], origin[1], step[1]);
       };
-      output[j].translation = sample(keys(0), translation_at, time, cur[0], forward, c.searches_);
-      output[j].rotation = sample(keys(1), rotation_at, time, cur[1], forward, c.searches_);
-      output[j].scale = sample(keys(2), scale_at, time, cur[2], forward, c.searches_);
+      put(j, {sample(keys(0), translation_at, time, cur[0], forward, c.searches_),
+              sample(keys(1), rotation_at, time, cur[1], forward, c.searches_),
+              sample(keys(2), scale_at, time, cur[2], forward, c.searches_)});
     }
   }
+  // The last entry's lanes past the last joint: the identity.
+  for (std::size_t j = joints(); j < 4 * soa_output.size(); ++j)
+    soa_output[j / 4].set(static_cast<int>(j % 4), JointTransform{});
   c.source_ = source;
   c.source_id_ = id;
   c.time_ = time;

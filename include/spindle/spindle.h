@@ -59,4 +59,5 @@
 #include <spindle/anim/keyframe_optimizer.h>
 #include <spindle/anim/procedural.h>
 #include <spindle/anim/root_motion.h>
+#include <spindle/anim/soa_pose.h>
 #endif

@@ -15,7 +15,9 @@
 //                           at 10 cm, then compressed; ozz: AnimationOptimizer, default 1 mm /
 //                           10 cm)
 //   sample_walk[...]        the walk clip alone at 60 Hz with wrap (float / compressed / shipped)
-//   blend                   the walk (0.3 s) and idle (1.1 s) poses, 0.7 / 0.3
+//   blend                   the walk (0.3 s) and idle (1.1 s) poses, 0.7 / 0.3; both sides
+//                           in their SoA layout (Spindle: soa_pose.h; pose and local-to-model
+//                           too), blend_jointtransform: Spindle's JointTransform arrays
 //   local_to_model_palette  local-to-model and palette on the blended pose
 //   skinning[_no_renorm]    2,000 vertices, 4 influences, positions + normals, the walk's palette
 //                           at 0.3 s. ozz never renormalises normals; Spindle does by default
@@ -64,6 +66,7 @@
 #include <spindle/anim/skeleton.h>
 #include <spindle/anim/skinned_mesh.h>
 #include <spindle/anim/skinning_job.h>
+#include <spindle/anim/soa_pose.h>
 
 #include "anim_workload.h"
 
@@ -144,6 +147,11 @@ struct SpindleCharacter {
   std::vector<anim::JointTransform> walk = std::vector<anim::JointTransform>(kJoints);
   std::vector<anim::JointTransform> idle = std::vector<anim::JointTransform>(kJoints);
   std::vector<anim::JointTransform> blended = std::vector<anim::JointTransform>(kJoints);
+  // The same poses as SoaTransform entries (soa_pose.h), as ozz keeps its own.
+  static constexpr std::size_t kEntries = anim::soa_count(kJoints);
+  std::vector<anim::SoaTransform> walk_soa = std::vector<anim::SoaTransform>(kEntries);
+  std::vector<anim::SoaTransform> idle_soa = std::vector<anim::SoaTransform>(kEntries);
+  std::vector<anim::SoaTransform> blended_soa = std::vector<anim::SoaTransform>(kEntries);
   std::vector<glm::mat4> model = std::vector<glm::mat4>(kJoints);
   std::vector<glm::mat4> palette = std::vector<glm::mat4>(kJoints);
   anim::SamplingCache walk_cache{bench::kAnimWorkloadJoints};
@@ -179,6 +187,31 @@ struct SpindleCharacter {
                                        {.pose = idle, .weight = 0.3f}};
     return anim::BlendingJob{
         .rest_pose = w.skeleton.rest_pose(), .layers = layers, .output = blended}
+        .run()
+        .ok();
+  }
+  // The SoA forms of the three: the same bits (tests/anim/soa_pose_test.cpp).
+  bool sample_soa() {
+    return anim::SamplingJob{
+               .clip = walk_clip, .time = walk_time, .cache = &walk_cache, .soa_output = walk_soa}
+               .run()
+               .ok() &&
+           anim::SamplingJob{
+               .clip = idle_clip, .time = idle_time, .cache = &idle_cache, .soa_output = idle_soa}
+               .run()
+               .ok();
+  }
+  bool blend_soa() {
+    const anim::BlendLayer layers[] = {{.soa_pose = walk_soa, .weight = 0.7f},
+                                       {.soa_pose = idle_soa, .weight = 0.3f}};
+    return anim::BlendingJob{
+        .rest_pose = w.skeleton.rest_pose(), .layers = layers, .soa_output = blended_soa}
+        .run()
+        .ok();
+  }
+  bool model_and_palette_soa() {
+    return anim::LocalToModelJob{
+        .skeleton = &w.skeleton, .soa_local = blended_soa, .model = model, .palette = palette}
         .run()
         .ok();
   }
@@ -460,6 +493,12 @@ float pose_agreement(Clips spindle_clips_kind, bool ozz_optimized) {
     if (!s.sample() || !s.blend() || !s.model_and_palette(s.blended)) die("Spindle pose failed");
     if (!o.sample() || !o.blend() || !o.model_and_palette(o.blended)) die("ozz pose failed");
     worst = std::max(worst, max_matrix_diff(s.model, o.model, o.d.to_ozz));
+    // The SoA pose the timings use must be the same pose, to the bit.
+    const std::vector<glm::mat4> palette = s.palette;
+    if (!s.sample_soa() || !s.blend_soa() || !s.model_and_palette_soa())
+      die("Spindle SoA pose failed");
+    if (std::memcmp(palette.data(), s.palette.data(), palette.size() * sizeof(glm::mat4)) != 0)
+      die("Spindle's SoA pose differs from its JointTransform pose");
   }
   return worst;
 }
@@ -703,7 +742,8 @@ Loop spindle_pose(Clips clips) {
     SpindleCharacter& c = chars[static_cast<int>(clips)];
     for (std::int64_t i = 0; i < n; ++i) {
       c.advance();
-      if (!(c.sample() && c.blend() && c.model_and_palette(c.blended))) die("Spindle pose failed");
+      if (!(c.sample_soa() && c.blend_soa() && c.model_and_palette_soa()))
+        die("Spindle pose failed");
       do_not_optimize(c.palette.data());
       clobber_memory();
     }
@@ -792,6 +832,37 @@ std::vector<Op> make_ops() {
                    static const bool ready = [] {
                      c.walk_time = 0.3f;
                      c.idle_time = 1.1f;
+                     return c.sample_soa();
+                   }();
+                   if (!ready) die("Spindle sampling failed");
+                   for (std::int64_t i = 0; i < n; ++i) {
+                     if (!c.blend_soa()) die("Spindle blend failed");
+                     do_not_optimize(c.blended_soa.data());
+                     clobber_memory();
+                   }
+                 },
+                 0, ""});
+
+  ops.push_back({"blend_jointtransform",
+                 [](std::int64_t n) {
+                   static OzzCharacter c;
+                   static const bool ready = [] {
+                     c.walk_time = 0.3f;
+                     c.idle_time = 1.1f;
+                     return c.sample();
+                   }();
+                   if (!ready) die("ozz sampling failed");
+                   for (std::int64_t i = 0; i < n; ++i) {
+                     if (!c.blend()) die("ozz blend failed");
+                     do_not_optimize(c.blended.data());
+                     clobber_memory();
+                   }
+                 },
+                 [](std::int64_t n) {
+                   static SpindleCharacter c;
+                   static const bool ready = [] {
+                     c.walk_time = 0.3f;
+                     c.idle_time = 1.1f;
                      return c.sample();
                    }();
                    if (!ready) die("Spindle sampling failed");
@@ -801,7 +872,7 @@ std::vector<Op> make_ops() {
                      clobber_memory();
                    }
                  },
-                 0, ""});
+                 0, "Spindle with JointTransform arrays (transposed per four joints)"});
 
   ops.push_back({"local_to_model_palette",
                  [](std::int64_t n) {
@@ -823,11 +894,11 @@ std::vector<Op> make_ops() {
                    static const bool ready = [] {
                      c.walk_time = 0.3f;
                      c.idle_time = 1.1f;
-                     return c.sample() && c.blend();
+                     return c.sample_soa() && c.blend_soa();
                    }();
                    if (!ready) die("Spindle pose failed");
                    for (std::int64_t i = 0; i < n; ++i) {
-                     if (!c.model_and_palette(c.blended)) die("Spindle local-to-model failed");
+                     if (!c.model_and_palette_soa()) die("Spindle local-to-model failed");
                      do_not_optimize(c.palette.data());
                      clobber_memory();
                    }

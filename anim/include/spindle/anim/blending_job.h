@@ -10,6 +10,8 @@
 //                                  .additive_layers = additive, .output = blended};
 //   if (spindle::core::Status s = job.run(); !s) report(s.message());
 //
+// With SoA poses (soa_pose.h) set BlendLayer::soa_pose and soa_output instead: the same bits.
+//
 // Normal layers: per joint j a layer weighs weight * joint_weights[j] (joint_weights empty = 1).
 // Translations and scales are weighted averages; rotations are the normalised weighted sum, each
 // rotation negated if needed to lie in the same hemisphere as the sum so far (shortest path).
@@ -24,6 +26,7 @@
 #include <span>
 
 #include <spindle/anim/skeleton.h>
+#include <spindle/anim/soa_pose.h>
 #include <spindle/base/result.h>
 
 namespace spindle::anim {
@@ -35,6 +38,9 @@ inline constexpr float kMaxBlendWeight = 1e6f;
 struct BlendLayer {
   // A local pose with as many joints as the rest pose.
   std::span<const JointTransform> pose{};
+  // Or the pose as SoaTransform entries, soa_count(joints) of them (soa_pose.h). A job's layers
+  // are all of one form, the form of its output.
+  std::span<const SoaTransform> soa_pose{};
   // Layer weight, in [0, kMaxBlendWeight].
   float weight = 0.0f;
   // Optional per-joint mask (entries in [0, kMaxBlendWeight]), as many entries as joints; empty
@@ -53,6 +59,10 @@ struct BlendingJob {
   float threshold = 0.1f;
   // Blended local pose, as many joints as rest_pose; written by run(). May not alias a layer.
   std::span<JointTransform> output{};
+  // Or the blended pose as soa_count(joints) SoaTransform entries (exactly one of the two is
+  // set), from layers given as soa_pose: the same bits as the JointTransform form, without the
+  // transposes (four joints per register throughout).
+  std::span<SoaTransform> soa_output{};
 
   core::Status validate() const;
   core::Status run() const;

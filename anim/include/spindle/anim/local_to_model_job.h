@@ -25,6 +25,7 @@
 #include <glm/glm.hpp>
 
 #include <spindle/anim/skeleton.h>
+#include <spindle/anim/soa_pose.h>
 #include <spindle/base/result.h>
 
 namespace spindle::anim {
@@ -34,6 +35,9 @@ struct LocalToModelJob {
   const Skeleton* skeleton = nullptr;
   // Local pose, skeleton->joint_count() joints.
   std::span<const JointTransform> local{};
+  // Or the local pose as soa_count(joints) SoaTransform entries (soa_pose.h; exactly one of the
+  // two is set): the same bits, without transposing.
+  std::span<const SoaTransform> soa_local{};
   // Model-space matrices, skeleton->joint_count(); written by run().
   std::span<glm::mat4> model{};
   // Placed above every root (e.g. the character's world matrix; identity for model space).

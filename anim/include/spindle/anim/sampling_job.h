@@ -50,6 +50,7 @@
 #include <spindle/anim/clip.h>
 #include <spindle/anim/packed_clip.h>
 #include <spindle/anim/skeleton.h>
+#include <spindle/anim/soa_pose.h>
 #include <spindle/base/result.h>
 
 namespace spindle::anim {
@@ -127,6 +128,9 @@ struct SamplingJob {
   SamplingCache* cache = nullptr;
   // Local pose, exactly the clip's joint count; written by run().
   std::span<JointTransform> output{};
+  // Or the pose as SoaTransform entries, soa_count(joints) of them (soa_pose.h; exactly one of
+  // the two is set): the same bits, laid out for BlendingJob and LocalToModelJob's SoA forms.
+  std::span<SoaTransform> soa_output{};
 
   core::Status validate() const;
   // Validates, then samples. The job is const; the cache is the only state it changes.
@@ -134,6 +138,8 @@ struct SamplingJob {
 
  private:
   void sample_compressed(const detail::CompressedView& c, bool forward) const;
+  std::size_t joints() const;
+  void put(std::size_t j, const JointTransform& t) const;
 };
 
 }  // namespace spindle::anim
