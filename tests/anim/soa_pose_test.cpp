@@ -94,18 +94,12 @@ TEST(SoaPose, SamplingGivesTheSameBitsInEitherLayout) {
       std::vector<JointTransform> aos(n);
       std::vector<SoaTransform> soa(soa_count(n));
       for (float t : times) {
-        ASSERT_TRUE((SamplingJob{.clip = s.clip,
-                                .packed = s.packed,
-                                .time = t,
-                                .cache = &aos_cache,
-                                .output = aos}
-                        .run()));
-        ASSERT_TRUE((SamplingJob{.clip = s.clip,
-                                .packed = s.packed,
-                                .time = t,
-                                .cache = &soa_cache,
-                                .soa_output = soa}
-                        .run()));
+        ASSERT_TRUE((SamplingJob{
+            .clip = s.clip, .packed = s.packed, .time = t, .cache = &aos_cache, .output = aos}
+                         .run()));
+        ASSERT_TRUE((SamplingJob{
+            .clip = s.clip, .packed = s.packed, .time = t, .cache = &soa_cache, .soa_output = soa}
+                         .run()));
         ASSERT_TRUE(same_pose(aos, soa)) << s.name << ", " << c.joints << " joints, t = " << t;
       }
     }
@@ -148,8 +142,8 @@ TEST(SoaPose, BlendingGivesTheSameBitsInEitherLayout) {
     for (const Case& k : cases) {
       std::vector<BlendLayer> aos_layers, soa_layers;
       for (std::size_t p = 0; p < k.weights.size(); ++p) {
-        const std::span<const float> m = k.masked && p == 1 ? std::span<const float>(mask)
-                                                            : std::span<const float>();
+        const std::span<const float> m =
+            k.masked && p == 1 ? std::span<const float>(mask) : std::span<const float>();
         aos_layers.push_back({.pose = poses[p], .weight = k.weights[p], .joint_weights = m});
         soa_layers.push_back({.soa_pose = soa[p], .weight = k.weights[p], .joint_weights = m});
       }
@@ -160,16 +154,14 @@ TEST(SoaPose, BlendingGivesTheSameBitsInEitherLayout) {
       }
       std::vector<JointTransform> aos_out(n);
       std::vector<SoaTransform> soa_out(soa_count(n));
+      ASSERT_TRUE((BlendingJob{
+          .rest_pose = rest, .layers = aos_layers, .additive_layers = aos_add, .output = aos_out}
+                       .run()));
       ASSERT_TRUE((BlendingJob{.rest_pose = rest,
-                              .layers = aos_layers,
-                              .additive_layers = aos_add,
-                              .output = aos_out}
-                      .run()));
-      ASSERT_TRUE((BlendingJob{.rest_pose = rest,
-                              .layers = soa_layers,
-                              .additive_layers = soa_add,
-                              .soa_output = soa_out}
-                      .run()));
+                               .layers = soa_layers,
+                               .additive_layers = soa_add,
+                               .soa_output = soa_out}
+                       .run()));
       EXPECT_TRUE(same_pose(aos_out, soa_out)) << k.name << ", " << n << " joints";
     }
   }
@@ -184,16 +176,17 @@ TEST(SoaPose, LocalToModelGivesTheSameBitsInEitherLayout) {
     std::vector<JointTransform> local(n);
     std::vector<SoaTransform> soa(soa_count(n));
     SamplingCache cache(joints);
-    ASSERT_TRUE((SamplingJob{.clip = &ch.walk, .time = 0.3f, .cache = &cache, .output = local}.run()));
+    ASSERT_TRUE(
+        (SamplingJob{.clip = &ch.walk, .time = 0.3f, .cache = &cache, .output = local}.run()));
     to_soa(local, soa);
     std::vector<glm::mat4> m1(n), m2(n), p1(n), p2(n);
     const glm::mat4 root = glm::translate(glm::mat4(1.0f), glm::vec3(1, 2, 3));
     ASSERT_TRUE((LocalToModelJob{
         .skeleton = &ch.skeleton, .local = local, .model = m1, .root = root, .palette = p1}
-                    .run()));
+                     .run()));
     ASSERT_TRUE((LocalToModelJob{
         .skeleton = &ch.skeleton, .soa_local = soa, .model = m2, .root = root, .palette = p2}
-                    .run()));
+                     .run()));
     EXPECT_EQ(std::memcmp(m1.data(), m2.data(), n * sizeof(glm::mat4)), 0) << joints;
     EXPECT_EQ(std::memcmp(p1.data(), p2.data(), n * sizeof(glm::mat4)), 0) << joints;
   }
@@ -215,32 +208,33 @@ TEST(SoaPose, JobsRefuseMixedAndMisSizedPoses) {
   EXPECT_TRUE(fails_with(
       SamplingJob{.clip = &ch.walk, .cache = &cache, .output = aos, .soa_output = soa}.run(),
       "both output and soa_output"));
-  EXPECT_TRUE(fails_with(
-      SamplingJob{.clip = &ch.walk, .cache = &cache, .soa_output = short_soa}.run(),
-      "soa_output has 4 entries, a clip of 18 joints needs 5"));
+  EXPECT_TRUE(
+      fails_with(SamplingJob{.clip = &ch.walk, .cache = &cache, .soa_output = short_soa}.run(),
+                 "soa_output has 4 entries, a clip of 18 joints needs 5"));
 
   const std::span<const JointTransform> rest = ch.skeleton.rest_pose();
   const BlendLayer aos_layer[] = {{.pose = aos, .weight = 1.0f}};
   const BlendLayer soa_layer[] = {{.soa_pose = soa, .weight = 1.0f}};
   const BlendLayer short_layer[] = {{.soa_pose = short_soa, .weight = 1.0f}};
-  EXPECT_TRUE(fails_with(BlendingJob{.rest_pose = rest, .layers = aos_layer, .soa_output = soa}.run(),
-                         "layer 0 is a JointTransform pose; the output is SoA"));
+  EXPECT_TRUE(
+      fails_with(BlendingJob{.rest_pose = rest, .layers = aos_layer, .soa_output = soa}.run(),
+                 "layer 0 is a JointTransform pose; the output is SoA"));
   EXPECT_TRUE(fails_with(BlendingJob{.rest_pose = rest, .layers = soa_layer, .output = aos}.run(),
                          "layer 0 is an SoA pose; the output is JointTransform"));
+  EXPECT_TRUE(
+      fails_with(BlendingJob{.rest_pose = rest, .layers = short_layer, .soa_output = soa}.run(),
+                 "layer 0 has 4 SoA entries, 18 joints need 5"));
   EXPECT_TRUE(fails_with(
-      BlendingJob{.rest_pose = rest, .layers = short_layer, .soa_output = soa}.run(),
-      "layer 0 has 4 SoA entries, 18 joints need 5"));
-  EXPECT_TRUE(fails_with(
-      BlendingJob{.rest_pose = rest, .layers = soa_layer, .additive_layers = aos_layer,
-                  .soa_output = soa}
+      BlendingJob{
+          .rest_pose = rest, .layers = soa_layer, .additive_layers = aos_layer, .soa_output = soa}
           .run(),
       "additive layer 0 is a JointTransform pose"));
   EXPECT_TRUE(fails_with(
       BlendingJob{.rest_pose = rest, .layers = soa_layer, .output = aos, .soa_output = soa}.run(),
       "both output and soa_output"));
-  EXPECT_TRUE(fails_with(
-      BlendingJob{.rest_pose = rest, .layers = soa_layer, .soa_output = short_soa}.run(),
-      "soa_output has 4 entries, 18 joints need 5"));
+  EXPECT_TRUE(
+      fails_with(BlendingJob{.rest_pose = rest, .layers = soa_layer, .soa_output = short_soa}.run(),
+                 "soa_output has 4 entries, 18 joints need 5"));
 
   std::vector<glm::mat4> model(18);
   EXPECT_TRUE(fails_with(

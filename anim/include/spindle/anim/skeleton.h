@@ -30,9 +30,10 @@ namespace spindle::anim {
 inline constexpr int kMaxJoints = 65535;
 
 // One joint's local transform relative to its parent: scale, then rotate, then translate.
-// Poses are arrays of these (AoS): a pose is ~50 joints, every job touches all three parts of a
-// joint together, and glm works on whole vectors; SoA only pays where counts are large
-// (skinning's vertices), so that is where Spindle uses it.
+// Poses are arrays of these: every job takes them, glm works on whole vectors, and a joint reads
+// as one value. Sampling, blending and local-to-model also take SoaTransform poses (soa_pose.h),
+// four joints per register with no transposing, to the same bits: the faster form for a pose
+// that only passes through those jobs.
 struct JointTransform {
   glm::vec3 translation{0.0f};
   glm::quat rotation{1.0f, 0.0f, 0.0f, 0.0f};  // w, x, y, z; unit length

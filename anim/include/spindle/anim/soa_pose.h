@@ -25,9 +25,9 @@
 namespace spindle::anim {
 
 struct alignas(16) SoaTransform {
-  float tx[4], ty[4], tz[4];      // translation
+  float tx[4], ty[4], tz[4];         // translation
   float qx[4], qy[4], qz[4], qw[4];  // rotation, unit length
-  float sx[4], sy[4], sz[4];      // scale
+  float sx[4], sy[4], sz[4];         // scale
 
   JointTransform get(int lane) const {
     return {{tx[lane], ty[lane], tz[lane]},

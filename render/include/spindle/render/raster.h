@@ -102,9 +102,9 @@ struct Triangle {
   // which computes them (to the same bits) only for a triangle not hidden in the tile: most of a
   // deep scene's are. Until then the plane arrays hold its vertices' values, and origin_x/y
   // vertex 0's sub-pixel position.
-  bool planes_deferred;
-  bool vertices_reversed;  // the edges run 0, 2, 1 (the vertices were clockwise on screen)
-  std::int32_t origin_x, origin_y;
+  bool planes_deferred = false;
+  bool vertices_reversed = false;  // the edges run 0, 2, 1 (the vertices were clockwise on screen)
+  std::int32_t origin_x = 0, origin_y = 0;
   std::uint32_t state;  // the caller's index of this triangle's DrawState (not used here)
 };
 
