@@ -232,18 +232,19 @@ bool setup_triangle(const ClipVertex& a, const ClipVertex& b, const ClipVertex& 
   return setup(a, b, c, viewport, state, false, out);
 }
 
-bool setup_triangle_deferred(const ClipVertex& a, const ClipVertex& b, const ClipVertex& c,
-                             const Viewport& viewport, const DrawState& state, Triangle& out) {
-  return setup(a, b, c, viewport, state, true, out);
+bool setup_for_tiles(const ClipVertex& a, const ClipVertex& b, const ClipVertex& c,
+                     const Viewport& viewport, const DrawState& state, bool defer_planes,
+                     Triangle& out) {
+  return setup(a, b, c, viewport, state, defer_planes, out);
 }
 
-void setup_projected_deferred(const ClipVertex* const (&v)[3], const ScreenVertex* const (&s)[3],
-                              std::int64_t area, const PixelBox& box, const DrawState& state,
-                              Triangle& out) {
+void setup_projected(const ClipVertex* const (&v)[3], const ScreenVertex* const (&s)[3],
+                     std::int64_t area, const PixelBox& box, const DrawState& state,
+                     bool defer_planes, Triangle& out) {
   const std::int32_t fx[3] = {s[0]->x, s[1]->x, s[2]->x}, fy[3] = {s[0]->y, s[1]->y, s[2]->y};
   const float inv_w[3] = {s[0]->inv_w, s[1]->inv_w, s[2]->inv_w};
   const float depth[3] = {s[0]->depth, s[1]->depth, s[2]->depth};
-  finish_setup(v, fx, fy, inv_w, depth, area, box, state, true, out);
+  finish_setup(v, fx, fy, inv_w, depth, area, box, state, defer_planes, out);
 }
 
 namespace {

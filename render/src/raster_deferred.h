@@ -1,9 +1,11 @@
-// Setup for the renderer's own batches (private): setup_triangle without the attribute planes.
+// Setup for the renderer's own batches (private), with or without the attribute planes.
 //
 // In a deep scene most set-up triangles are hidden: the coarse depth buffer rejects them before
-// any pixel. setup_triangle_deferred keeps the planes' inputs in the Triangle instead
+// any pixel. With defer_planes, setup keeps the planes' inputs in the Triangle instead
 // (Triangle::planes_deferred), and rasterize_triangle computes the planes, with the same code
-// and so to the same bits, only for a triangle it draws in a tile.
+// and so to the same bits, only for a triangle it draws in a tile. Where most triangles show,
+// that costs more than it saves (each tile and strip drawing one computes its planes again), so
+// the renderer defers only while a third or more of them were hidden the frame before.
 #pragma once
 
 #include <algorithm>
@@ -38,13 +40,15 @@ inline bool hidden_in_tile(const CoarseBounds& c, const TileTarget& tile) {
   return true;
 }
 
-bool setup_triangle_deferred(const ClipVertex& a, const ClipVertex& b, const ClipVertex& c,
-                             const Viewport& viewport, const DrawState& state, Triangle& out);
+// setup_triangle, or with defer_planes the same without the planes.
+bool setup_for_tiles(const ClipVertex& a, const ClipVertex& b, const ClipVertex& c,
+                     const Viewport& viewport, const DrawState& state, bool defer_planes,
+                     Triangle& out);
 
 // The same for a triangle inside the guard band whose vertices project() has projected and
 // pixel_bounds() has accepted (its area and box): nothing is projected or bounded again.
-void setup_projected_deferred(const ClipVertex* const (&v)[3], const ScreenVertex* const (&s)[3],
-                              std::int64_t area, const PixelBox& box, const DrawState& state,
-                              Triangle& out);
+void setup_projected(const ClipVertex* const (&v)[3], const ScreenVertex* const (&s)[3],
+                     std::int64_t area, const PixelBox& box, const DrawState& state,
+                     bool defer_planes, Triangle& out);
 
 }  // namespace spindle::render::raster

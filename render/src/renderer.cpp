@@ -121,6 +121,12 @@ struct Batch {
   }
 };
 
+// Per raster job: triangles tested against a tile's coarse depth buffer, and those hidden.
+struct TileCounts {
+  std::uint32_t tested = 0;
+  std::uint32_t hidden = 0;
+};
+
 // The frame's lights as transform_and_light uses them: lit colour = material x vertex colour x
 // (ambient + lights), alpha from the two colours.
 struct Lighting {
@@ -345,6 +351,10 @@ struct Renderer::Impl {
   // The raster pass's jobs, busiest first: tile << 8 | strip (0: the whole tile; s > 0: its
   // rows [(s - 1) kStripRows, s kStripRows), see raster_pass()).
   std::vector<std::uint32_t> raster_items;
+  std::vector<TileCounts> item_counts;  // per raster item this pass
+  // Whether geometry leaves triangles' planes to the tiles (raster_deferred.h): decided from the
+  // frame before's share of hidden triangles (Stats::tile_triangles_hidden).
+  bool defer_planes = true;
   // OrderingTable: per tile, its references (far-first bucket << 48 | batch << 32 | triangle)
   // and their sorted copy; ot_tile_base is the prefix sum of the tiles' entry counts.
   std::vector<std::uint64_t> ot_refs;
@@ -391,6 +401,7 @@ struct Renderer::Impl {
     chunk_points.resize(256);
     tile_order.resize(max_tile_count);
     raster_items.resize(static_cast<std::size_t>(max_tile_count) * kStripsPerTile);
+    item_counts.resize(raster_items.size());
     ot_tile_base.resize(max_tile_count + 1);
     if (ordering_table()) ot_refs.resize(4 * static_cast<std::size_t>(config.triangles_per_batch));
 
@@ -498,7 +509,8 @@ struct Renderer::Impl {
   void emit(Batch& b, const ClipVertex& v0, const ClipVertex& v1, const ClipVertex& v2,
             const DrawState& state, std::uint32_t state_index) {
     Triangle* t = b.next_triangle();
-    if (t == nullptr || !raster::setup_triangle_deferred(v0, v1, v2, viewport, state, *t)) return;
+    if (t == nullptr || !raster::setup_for_tiles(v0, v1, v2, viewport, state, defer_planes, *t))
+      return;
     t->state = state_index;
     b.commit_triangle(state.depth_test);
   }
@@ -510,7 +522,7 @@ struct Renderer::Impl {
                       std::uint32_t state_index) {
     Triangle* t = b.next_triangle();
     if (t == nullptr) return;
-    raster::setup_projected_deferred(v, s, area, box, state, *t);
+    raster::setup_projected(v, s, area, box, state, defer_planes, *t);
     t->state = state_index;
     b.commit_triangle(state.depth_test);
   }
@@ -929,11 +941,16 @@ struct Renderer::Impl {
         raster_items[items++] = t << 8 | static_cast<std::uint32_t>(strip);
     }
     // The items are the split, fixed by the image, whatever the workers.
-    core::for_each_chunk(jobs, items, {"render_raster", tag, jobs::Priority::Normal, true},
-                         [&](std::uint32_t k) {
-                           const std::uint32_t item = raster_items[k];
-                           raster_tile(static_cast<int>(item >> 8), item & 0xff, first, last);
-                         });
+    core::for_each_chunk(
+        jobs, items, {"render_raster", tag, jobs::Priority::Normal, true}, [&](std::uint32_t k) {
+          const std::uint32_t item = raster_items[k];
+          item_counts[k] = {};
+          raster_tile(static_cast<int>(item >> 8), item & 0xff, first, last, item_counts[k]);
+        });
+    for (std::uint32_t k = 0; k < items; ++k) {
+      stats.tile_triangles += item_counts[k].tested;
+      stats.tile_triangles_hidden += item_counts[k].hidden;
+    }
     return strips;
   }
 
@@ -956,8 +973,10 @@ struct Renderer::Impl {
     return tile;
   }
 
-  // strip: 0 for every entry of tile t, s > 0 for those touching strip s only.
-  void draw_bins(const Batch& b, int t, std::uint32_t strip, const raster::TileTarget& tile) {
+  // strip: 0 for every entry of tile t, s > 0 for those touching strip s only. Counts the
+  // triangles it tests and those hidden.
+  void draw_bins(const Batch& b, int t, std::uint32_t strip, const raster::TileTarget& tile,
+                 TileCounts& counts) {
     const std::uint32_t* e = b.entries.data();
     const std::uint32_t want = strip == 0 ? 0 : 1u << (kEntryIndexBits + strip - 1);
     const std::uint32_t end = b.tile_offsets[t + 1];
@@ -970,7 +989,11 @@ struct Renderer::Impl {
       // Entries name triangles all over the batch, and in a deep scene most are hidden: test
       // those against the coarse depth buffer from 12 bytes, not a whole Triangle.
       const std::uint32_t index = e[k] & kEntryIndexMask;
-      if (raster::hidden_in_tile(b.coarse[index], tile)) continue;
+      ++counts.tested;
+      if (raster::hidden_in_tile(b.coarse[index], tile)) {
+        ++counts.hidden;
+        continue;
+      }
       const Triangle& tri = b.triangles[index];
       raster::rasterize_triangle(tri, states[tri.state], tile);
     }
@@ -983,7 +1006,7 @@ struct Renderer::Impl {
 
   // first: clear the tile first (the frame's first pass); last: draw the debug batch after.
   // strip: 0 for the whole tile, s > 0 for its rows [(s - 1) kStripRows, s kStripRows).
-  void raster_tile(int t, std::uint32_t strip, bool first, bool last) {
+  void raster_tile(int t, std::uint32_t strip, bool first, bool last, TileCounts& counts) {
     raster::take_pixel_count();
     raster::TileTarget tile = tile_target(t);
     if (strip > 0) {
@@ -994,7 +1017,7 @@ struct Renderer::Impl {
       raster::clear_tile(tile, packed_rgba(config.clear_color), 1.0f);
     }
     if (!ordering_table()) {
-      for (std::uint32_t k = 0; k < batch_count; ++k) draw_bins(batches[k], t, strip, tile);
+      for (std::uint32_t k = 0; k < batch_count; ++k) draw_bins(batches[k], t, strip, tile, counts);
     } else {
       // The ordering table: this tile's triangles bucketed by depth, drawn farthest first;
       // equal buckets keep draw order (a stable counting sort over a fixed bucket count).
@@ -1041,7 +1064,7 @@ struct Renderer::Impl {
         raster::rasterize_triangle(tri, states[tri.state], tile);
       }
     }
-    if (last) draw_bins(debug_batch, t, strip, tile);
+    if (last) draw_bins(debug_batch, t, strip, tile, counts);
     // Strips of one tile may end at the same time.
     std::atomic_ref<std::uint64_t>(tile_pixels[t])
         .fetch_add(raster::take_pixel_count(), std::memory_order_relaxed);
@@ -1222,6 +1245,13 @@ void Renderer::geometry(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16
   s.triangles_in = 0;
   s.triangles_binned = 0;
   s.bin_entries = 0;
+  // Planes deferred to the tiles while a third or more of the triangles they tested last frame
+  // were hidden (and on the first frame); the image is the same either way. The ordering table
+  // has no coarse depth buffer: it never defers.
+  m.defer_planes = !m.ordering_table() &&
+                   (s.tile_triangles == 0 || 3 * s.tile_triangles_hidden >= s.tile_triangles);
+  s.tile_triangles = 0;
+  s.tile_triangles_hidden = 0;
   // With a depth buffer and enough draws, the nearest eighth goes first; raster() tests the rest
   // against the depth it leaves (draws are sorted front to back, so that is most of what hides
   // the others) and draws only what may show.

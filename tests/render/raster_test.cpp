@@ -806,7 +806,7 @@ TEST(RasterDeferred, SamePixelsAsSetupTriangle) {
     for (const Tri& t : tris) {
       Triangle x, y;
       const bool kept = setup_triangle(t[0], t[1], t[2], direct.viewport(), st, x);
-      ASSERT_EQ(kept, setup_triangle_deferred(t[0], t[1], t[2], deferred.viewport(), st, y));
+      ASSERT_EQ(kept, setup_for_tiles(t[0], t[1], t[2], deferred.viewport(), st, true, y));
       // The renderer's way for a triangle inside the guard band: project() the vertices,
       // pixel_bounds(), then set up from those.
       simd::v4f px, py, pz, pw;
@@ -825,8 +825,7 @@ TEST(RasterDeferred, SamePixelsAsSetupTriangle) {
         ASSERT_EQ(bounded, kept);
         if (bounded) {
           Triangle z;
-          setup_projected_deferred({&t[0], &t[1], &t[2]}, {&sv[0], &sv[1], &sv[2]}, area, box, st,
-                                   z);
+          setup_projected({&t[0], &t[1], &t[2]}, {&sv[0], &sv[1], &sv[2]}, area, box, st, true, z);
           ++from_projection;
           for (const TileTarget& tile : c) rasterize_triangle(z, st, tile);
         }

@@ -84,6 +84,37 @@ TEST(Renderer, EmptyFrameIsTheClearColour) {
     for (int x = 0; x < 70; ++x) ASSERT_EQ(r.image().at(x, y), rgba(255, 0, 128, 255));
 }
 
+// The first frame leaves triangles' planes to the tiles; later frames do so only while a third or
+// more of the triangles the tiles tested were hidden. A static scene must give the same image on
+// either path, and the choice must follow the counts.
+TEST(Renderer, PlanesLeftToTheTilesOrNotGiveTheSameImage) {
+  jobs::JobSystem js(job_config(jobs::Mode::Dynamic, 2));
+  for (std::uint32_t objects : {12u, 60u, 400u}) {
+    Renderer r({.width = 200, .height = 130});
+    const test::SceneIds ids = test::build_scene(r);
+    std::uint64_t first = 0;
+    bool deferred = true;  // the first frame's choice
+    int frames_each[2] = {0, 0};
+    for (int f = 0; f < 4; ++f) {
+      test::submit_scene(r, ids, objects, 0);
+      r.render(js);
+      const Renderer::Stats s = r.stats();
+      ++frames_each[deferred ? 1 : 0];
+      if (f == 0) first = r.image_hash();
+      EXPECT_EQ(r.image_hash(), first) << objects << " objects, frame " << f;
+      ASSERT_GT(s.tile_triangles, 0u);
+      EXPECT_LE(s.tile_triangles_hidden, s.tile_triangles);
+      deferred = 3 * s.tile_triangles_hidden >= s.tile_triangles;
+    }
+    if (objects == 12) {
+      EXPECT_EQ(frames_each[0], 3) << "a shallow scene sets planes up at once";
+    }
+    if (objects == 400) {
+      EXPECT_EQ(frames_each[1], 4) << "a deep scene leaves them to the tiles";
+    }
+  }
+}
+
 TEST(Renderer, SmallBinsGrowAndGiveTheSameImage) {
   const RendererConfig big{.width = 200, .height = 130};
   RendererConfig small = big;

@@ -200,6 +200,11 @@ class Renderer {
     std::uint64_t invalid_draws = 0;    // unknown mesh/material: skipped (logged once)
     std::uint32_t draws_occluded = 0;   // skipped this frame: hidden behind nearer draws
     std::uint32_t draws_as_points = 0;  // drawn as points this frame (point_pixels)
+    // Triangle x tile (or strip) tests this frame, and those the coarse depth buffer found hidden
+    // before any pixel. When over a third were hidden, the next frame leaves each triangle's
+    // attribute planes to the tiles that draw it (the image is the same either way).
+    std::uint64_t tile_triangles = 0;
+    std::uint64_t tile_triangles_hidden = 0;
   };
   Stats stats() const;
   const RendererConfig& config() const;
