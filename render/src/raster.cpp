@@ -544,15 +544,19 @@ void walk(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y
 }  // namespace
 
 void rasterize_triangle(const Triangle& t, const DrawState& state, const TileTarget& tile) {
+  // Hidden behind every block it touches: done before anything else is prepared (in a deep
+  // scene most triangles end here).
+  if (state.depth_test && hidden_in_tile({t.min_x, t.min_y, t.max_x, t.max_y, t.min_depth}, tile))
+    return;
+  rasterize_shown(t, state, tile);
+}
+
+void rasterize_shown(const Triangle& t, const DrawState& state, const TileTarget& tile) {
   const int x0 = std::max<int>(t.min_x, tile.x0);
   const int x1 = std::min<int>(t.max_x, tile.x1 - 1);
   const int y0 = std::max<int>(t.min_y, tile.y0);
   const int y1 = std::min<int>(t.max_y, tile.y1 - 1);
   if (x0 > x1 || y0 > y1) return;
-  // Hidden behind every block it touches: done before anything else is prepared (in a deep
-  // scene most triangles end here).
-  if (state.depth_test && hidden_in_tile({t.min_x, t.min_y, t.max_x, t.max_y, t.min_depth}, tile))
-    return;
 
   Triangle planes;  // for a triangle set up with its planes deferred: with them
   const Triangle& tri = t.planes_deferred ? (finish_planes(t, state, planes), planes) : t;

@@ -51,4 +51,8 @@ void setup_projected(const ClipVertex* const (&v)[3], const ScreenVertex* const 
                      std::int64_t area, const PixelBox& box, const DrawState& state,
                      bool defer_planes, Triangle& out);
 
+// rasterize_triangle for a triangle already tested against the tile: hidden_in_tile() was false
+// (or it is not depth-tested); it draws without testing again.
+void rasterize_shown(const Triangle& t, const DrawState& state, const TileTarget& tile);
+
 }  // namespace spindle::render::raster

@@ -638,13 +638,12 @@ struct Renderer::Impl {
     const std::span<const DrawItem> list = prep.draw_list();
     for (std::size_t k = begin; k < end && !b.overflow; ++k) {
       // Points were made with the batches' scan: only their 16 bytes are read, in order.
-      if (as_point[k] != kMesh) {
+      if (as_point[k] != kMesh) [[unlikely]] {
         if (as_point[k] == kPoint) b.push(sorted_points[k]);
         continue;
       }
       // The sorted list reads the draws out of order: fetch a few ahead.
-      if (k + kPrefetch < end && as_point[k + kPrefetch] == kMesh)
-        prefetch_draw(list[k + kPrefetch].object);
+      if (k + kPrefetch < end) prefetch_draw(list[k + kPrefetch].object);
       const DrawCommand& d = draws[list[k].object];
       if (!valid(d)) {
         ++b.invalid;
@@ -944,8 +943,11 @@ struct Renderer::Impl {
     core::for_each_chunk(
         jobs, items, {"render_raster", tag, jobs::Priority::Normal, true}, [&](std::uint32_t k) {
           const std::uint32_t item = raster_items[k];
-          item_counts[k] = {};
-          raster_tile(static_cast<int>(item >> 8), item & 0xff, first, last, item_counts[k]);
+          // Counted on the stack, stored once: neighbouring items' counts share a cache line
+          // between workers.
+          TileCounts counts;
+          raster_tile(static_cast<int>(item >> 8), item & 0xff, first, last, counts);
+          item_counts[k] = counts;
         });
     for (std::uint32_t k = 0; k < items; ++k) {
       stats.tile_triangles += item_counts[k].tested;
@@ -995,7 +997,7 @@ struct Renderer::Impl {
         continue;
       }
       const Triangle& tri = b.triangles[index];
-      raster::rasterize_triangle(tri, states[tri.state], tile);
+      raster::rasterize_shown(tri, states[tri.state], tile);
     }
   }
 
