@@ -166,6 +166,35 @@ void uniform_blend(std::span<const BlendLayer> layers, std::span<const JointTran
   }
 }
 
+// A weighted sum of four joints' rotations, one register per component (x, y, z, w), and its
+// squared lengths once summed. Every contribution after the first is kept in the hemisphere of
+// the sum so far (-weight where their dot is < 0); the first is multiplied, not added to zero,
+// as blend_joint() does, so the paths agree to the bit.
+struct RotationSum {
+  __m128 q0, q1, q2, q3, len2;
+
+  void first(__m128 r0, __m128 r1, __m128 r2, __m128 r3, __m128 w) {
+    q0 = _mm_mul_ps(r0, w);
+    q1 = _mm_mul_ps(r1, w);
+    q2 = _mm_mul_ps(r2, w);
+    q3 = _mm_mul_ps(r3, w);
+  }
+  void add(__m128 r0, __m128 r1, __m128 r2, __m128 r3, __m128 w) {
+    const __m128 dot = _mm_add_ps(_mm_add_ps(_mm_mul_ps(q0, r0), _mm_mul_ps(q1, r1)),
+                                  _mm_add_ps(_mm_mul_ps(q2, r2), _mm_mul_ps(q3, r3)));
+    const __m128 sw =
+        _mm_xor_ps(w, _mm_and_ps(_mm_cmplt_ps(dot, _mm_setzero_ps()), _mm_set1_ps(-0.0f)));
+    q0 = _mm_add_ps(q0, _mm_mul_ps(sw, r0));
+    q1 = _mm_add_ps(q1, _mm_mul_ps(sw, r1));
+    q2 = _mm_add_ps(q2, _mm_mul_ps(sw, r2));
+    q3 = _mm_add_ps(q3, _mm_mul_ps(sw, r3));
+  }
+  void finish() {
+    len2 = _mm_add_ps(_mm_add_ps(_mm_mul_ps(q0, q0), _mm_mul_ps(q1, q1)),
+                      _mm_add_ps(_mm_mul_ps(q2, q2), _mm_mul_ps(q3, q3)));
+  }
+};
+
 // Every joint (at least four), four at a time. Translation and scale are a weighted sum of four
 // joints' 40 floats taken as 10 vectors (the rotation lanes of that pass are overwritten after);
 // rotations are transposed to one register per component, so the hemisphere test and the
@@ -180,7 +209,6 @@ void blend_fours(const UniformBlend& u, std::span<const JointTransform> rest,
   for (std::size_t p = 0; p < count; ++p) w[p] = _mm_set1_ps(u.weight[p]);
   const __m128 inv_total = _mm_set1_ps(1.0f / u.total);
   const bool unit_total = u.total == 1.0f;
-  const __m128 sign_bit = _mm_set1_ps(-0.0f);
   const __m128 min_len2 = _mm_set1_ps(kMinRotationLength2);
 
   // Translation and scale of joints [first, first + 4).
@@ -196,39 +224,24 @@ void blend_fours(const UniformBlend& u, std::span<const JointTransform> rest,
     }
   };
   // The rotations of joints [first, first + 4), summed, one register per component.
-  struct Rotations {
-    __m128 q0, q1, q2, q3, len2;
-  };
   const auto rotations = [&](std::size_t first) {
     const std::size_t at = 10 * first;
-    __m128 q0 = _mm_setzero_ps(), q1 = q0, q2 = q0, q3 = q0;
+    RotationSum q;
     for (std::size_t p = 0; p < count; ++p) {
       const float* f = u.pose[p] + at + 3;
       __m128 r0 = _mm_loadu_ps(f), r1 = _mm_loadu_ps(f + 10), r2 = _mm_loadu_ps(f + 20),
              r3 = _mm_loadu_ps(f + 30);
       _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-      if (p == 0) {
-        q0 = _mm_mul_ps(r0, w[0]);
-        q1 = _mm_mul_ps(r1, w[0]);
-        q2 = _mm_mul_ps(r2, w[0]);
-        q3 = _mm_mul_ps(r3, w[0]);
-        continue;
-      }
-      // Keep every contribution in the hemisphere of the sum so far: -w where the dot is < 0.
-      const __m128 dot = _mm_add_ps(_mm_add_ps(_mm_mul_ps(q0, r0), _mm_mul_ps(q1, r1)),
-                                    _mm_add_ps(_mm_mul_ps(q2, r2), _mm_mul_ps(q3, r3)));
-      const __m128 sw = _mm_xor_ps(w[p], _mm_and_ps(_mm_cmplt_ps(dot, _mm_setzero_ps()), sign_bit));
-      q0 = _mm_add_ps(q0, _mm_mul_ps(sw, r0));
-      q1 = _mm_add_ps(q1, _mm_mul_ps(sw, r1));
-      q2 = _mm_add_ps(q2, _mm_mul_ps(sw, r2));
-      q3 = _mm_add_ps(q3, _mm_mul_ps(sw, r3));
+      if (p == 0)
+        q.first(r0, r1, r2, r3, w[0]);
+      else
+        q.add(r0, r1, r2, r3, w[p]);
     }
-    const __m128 len2 = _mm_add_ps(_mm_add_ps(_mm_mul_ps(q0, q0), _mm_mul_ps(q1, q1)),
-                                   _mm_add_ps(_mm_mul_ps(q2, q2), _mm_mul_ps(q3, q3)));
-    return Rotations{q0, q1, q2, q3, len2};
+    q.finish();
+    return q;
   };
   // Normalised and stored (after sums(): they overwrite its rotation lanes).
-  const auto store = [&](std::size_t first, const Rotations& q) {
+  const auto store = [&](std::size_t first, const RotationSum& q) {
     auto* out = reinterpret_cast<float*>(output.data()) + 10 * first;
     const __m128 inv_len = _mm_div_ps(_mm_set1_ps(1.0f), _mm_sqrt_ps(q.len2));
     __m128 r0 = _mm_mul_ps(q.q0, inv_len), r1 = _mm_mul_ps(q.q1, inv_len),
@@ -254,7 +267,7 @@ void blend_fours(const UniformBlend& u, std::span<const JointTransform> rest,
   const std::size_t groups = (n + 3) / 4;
   const auto first_of = [n](std::size_t g) { return std::min(4 * g, n - 4); };
   constexpr std::size_t kBatch = 8;
-  Rotations batch[kBatch];
+  RotationSum batch[kBatch];
   for (std::size_t g0 = 0; g0 < groups; g0 += kBatch) {
     const std::size_t g1 = std::min(groups, g0 + kBatch);
     for (std::size_t g = g0; g < g1; ++g) {
@@ -296,13 +309,8 @@ void blend_soa_entries(const UniformBlend& u, int rest_at, std::span<const Joint
   __m128 w[kMaxUniformPoses];
   for (std::size_t p = 0; p < count; ++p) w[p] = _mm_set1_ps(u.weight[p]);
   const __m128 inv_total = _mm_set1_ps(1.0f / u.total);
-  const __m128 sign_bit = _mm_set1_ps(-0.0f);
   const __m128 min_len2 = _mm_set1_ps(kMinRotationLength2);
   SoaTransform rest_entry;
-  // The summed rotations of an entry, not yet normalised, and their squared lengths.
-  struct Rotation {
-    __m128 x, y, z, w, len2;
-  };
   // Sums of entry e: translation and scale stored, the rotation returned.
   const auto sums = [&](std::size_t e) __attribute__((always_inline)) {
     const SoaTransform* in[kMaxUniformPoses] = {};
@@ -329,34 +337,23 @@ void blend_soa_entries(const UniformBlend& u, int rest_at, std::span<const Joint
     sum(&SoaTransform::sx);
     sum(&SoaTransform::sy);
     sum(&SoaTransform::sz);
-    // Rotations, each contribution kept in the hemisphere of the sum so far.
-    __m128 q0 = _mm_mul_ps(_mm_load_ps(in[0]->qx), w[0]);
-    __m128 q1 = _mm_mul_ps(_mm_load_ps(in[0]->qy), w[0]);
-    __m128 q2 = _mm_mul_ps(_mm_load_ps(in[0]->qz), w[0]);
-    __m128 q3 = _mm_mul_ps(_mm_load_ps(in[0]->qw), w[0]);
-    for (std::size_t p = 1; p < count; ++p) {
-      const __m128 r0 = _mm_load_ps(in[p]->qx), r1 = _mm_load_ps(in[p]->qy),
-                   r2 = _mm_load_ps(in[p]->qz), r3 = _mm_load_ps(in[p]->qw);
-      const __m128 dot = _mm_add_ps(_mm_add_ps(_mm_mul_ps(q0, r0), _mm_mul_ps(q1, r1)),
-                                    _mm_add_ps(_mm_mul_ps(q2, r2), _mm_mul_ps(q3, r3)));
-      const __m128 sw = _mm_xor_ps(w[p], _mm_and_ps(_mm_cmplt_ps(dot, _mm_setzero_ps()), sign_bit));
-      q0 = _mm_add_ps(q0, _mm_mul_ps(sw, r0));
-      q1 = _mm_add_ps(q1, _mm_mul_ps(sw, r1));
-      q2 = _mm_add_ps(q2, _mm_mul_ps(sw, r2));
-      q3 = _mm_add_ps(q3, _mm_mul_ps(sw, r3));
-    }
-    const __m128 len2 = _mm_add_ps(_mm_add_ps(_mm_mul_ps(q0, q0), _mm_mul_ps(q1, q1)),
-                                   _mm_add_ps(_mm_mul_ps(q2, q2), _mm_mul_ps(q3, q3)));
-    return Rotation{q0, q1, q2, q3, len2};
+    RotationSum q;
+    q.first(_mm_load_ps(in[0]->qx), _mm_load_ps(in[0]->qy), _mm_load_ps(in[0]->qz),
+            _mm_load_ps(in[0]->qw), w[0]);
+    for (std::size_t p = 1; p < count; ++p)
+      q.add(_mm_load_ps(in[p]->qx), _mm_load_ps(in[p]->qy), _mm_load_ps(in[p]->qz),
+            _mm_load_ps(in[p]->qw), w[p]);
+    q.finish();
+    return q;
   };
-  const auto normalise = [&](std::size_t e, const Rotation& q) __attribute__((always_inline)) {
+  const auto normalise = [&](std::size_t e, const RotationSum& q) __attribute__((always_inline)) {
     SoaTransform& out = output[e];
     const __m128 len2 = q.len2;
     const __m128 inv_len = _mm_div_ps(_mm_set1_ps(1.0f), _mm_sqrt_ps(len2));
-    _mm_store_ps(out.qx, _mm_mul_ps(q.x, inv_len));
-    _mm_store_ps(out.qy, _mm_mul_ps(q.y, inv_len));
-    _mm_store_ps(out.qz, _mm_mul_ps(q.z, inv_len));
-    _mm_store_ps(out.qw, _mm_mul_ps(q.w, inv_len));
+    _mm_store_ps(out.qx, _mm_mul_ps(q.q0, inv_len));
+    _mm_store_ps(out.qy, _mm_mul_ps(q.q1, inv_len));
+    _mm_store_ps(out.qz, _mm_mul_ps(q.q2, inv_len));
+    _mm_store_ps(out.qw, _mm_mul_ps(q.q3, inv_len));
     // Cancelled (or NaN) rotations fall back to the rest rotation, as in blend_joint().
     const int ok = _mm_movemask_ps(_mm_cmpgt_ps(len2, min_len2));
     if (ok != 0xF) [[unlikely]] {
@@ -374,7 +371,7 @@ void blend_soa_entries(const UniformBlend& u, int rest_at, std::span<const Joint
   // through them was most of the time, as in blend_fours()).
   std::size_t e = 0;
   for (; e + 2 <= output.size(); e += 2) {
-    const Rotation a = sums(e), b = sums(e + 1);
+    const RotationSum a = sums(e), b = sums(e + 1);
     normalise(e, a);
     normalise(e + 1, b);
   }

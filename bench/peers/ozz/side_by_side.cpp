@@ -767,6 +767,45 @@ Loop ozz_pose(bool optimized) {
   };
 }
 
+// Blending alone: the walk at 0.3 s and the idle at 1.1 s, sampled once, blended 0.7 / 0.3.
+Loop ozz_blend() {
+  return [](std::int64_t n) {
+    static OzzCharacter c;
+    static const bool ready = [] {
+      c.walk_time = 0.3f;
+      c.idle_time = 1.1f;
+      return c.sample();
+    }();
+    if (!ready) die("ozz sampling failed");
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (!c.blend()) die("ozz blend failed");
+      do_not_optimize(c.blended.data());
+      clobber_memory();
+    }
+  };
+}
+
+// soa: Spindle's SoA poses (soa_pose.h), else its JointTransform arrays.
+Loop spindle_blend(bool soa) {
+  return [soa](std::int64_t n) {
+    static SpindleCharacter chars[2];
+    static const bool ready = [] {
+      for (SpindleCharacter& c : chars) {
+        c.walk_time = 0.3f;
+        c.idle_time = 1.1f;
+      }
+      return chars[0].sample() && chars[1].sample_soa();
+    }();
+    if (!ready) die("Spindle sampling failed");
+    SpindleCharacter& c = chars[soa ? 1 : 0];
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (!(soa ? c.blend_soa() : c.blend())) die("Spindle blend failed");
+      do_not_optimize(soa ? static_cast<const void*>(c.blended_soa.data()) : c.blended.data());
+      clobber_memory();
+    }
+  };
+}
+
 Loop spindle_sample_walk(Clips clips) {
   return [clips](std::int64_t n) {
     static SpindleCharacter chars[3] = {SpindleCharacter(Clips::Float),
@@ -812,67 +851,9 @@ std::vector<Op> make_ops() {
   ops.push_back({"sample_walk_shipped", ozz_sample_walk(true), spindle_sample_walk(Clips::Shipped),
                  0, "optimised walks on both sides"});
 
-  ops.push_back({"blend",
-                 [](std::int64_t n) {
-                   static OzzCharacter c;
-                   static const bool ready = [] {
-                     c.walk_time = 0.3f;
-                     c.idle_time = 1.1f;
-                     return c.sample();
-                   }();
-                   if (!ready) die("ozz sampling failed");
-                   for (std::int64_t i = 0; i < n; ++i) {
-                     if (!c.blend()) die("ozz blend failed");
-                     do_not_optimize(c.blended.data());
-                     clobber_memory();
-                   }
-                 },
-                 [](std::int64_t n) {
-                   static SpindleCharacter c;
-                   static const bool ready = [] {
-                     c.walk_time = 0.3f;
-                     c.idle_time = 1.1f;
-                     return c.sample_soa();
-                   }();
-                   if (!ready) die("Spindle sampling failed");
-                   for (std::int64_t i = 0; i < n; ++i) {
-                     if (!c.blend_soa()) die("Spindle blend failed");
-                     do_not_optimize(c.blended_soa.data());
-                     clobber_memory();
-                   }
-                 },
-                 0, ""});
-
-  ops.push_back({"blend_jointtransform",
-                 [](std::int64_t n) {
-                   static OzzCharacter c;
-                   static const bool ready = [] {
-                     c.walk_time = 0.3f;
-                     c.idle_time = 1.1f;
-                     return c.sample();
-                   }();
-                   if (!ready) die("ozz sampling failed");
-                   for (std::int64_t i = 0; i < n; ++i) {
-                     if (!c.blend()) die("ozz blend failed");
-                     do_not_optimize(c.blended.data());
-                     clobber_memory();
-                   }
-                 },
-                 [](std::int64_t n) {
-                   static SpindleCharacter c;
-                   static const bool ready = [] {
-                     c.walk_time = 0.3f;
-                     c.idle_time = 1.1f;
-                     return c.sample();
-                   }();
-                   if (!ready) die("Spindle sampling failed");
-                   for (std::int64_t i = 0; i < n; ++i) {
-                     if (!c.blend()) die("Spindle blend failed");
-                     do_not_optimize(c.blended.data());
-                     clobber_memory();
-                   }
-                 },
-                 0, "Spindle with JointTransform arrays (transposed per four joints)"});
+  ops.push_back({"blend", ozz_blend(), spindle_blend(true), 0, ""});
+  ops.push_back({"blend_jointtransform", ozz_blend(), spindle_blend(false), 0,
+                 "Spindle with JointTransform arrays (transposed per four joints)"});
 
   ops.push_back({"local_to_model_palette",
                  [](std::int64_t n) {
