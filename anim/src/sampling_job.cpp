@@ -241,11 +241,6 @@ SPINDLE_ANIM_INLINE Lanes4 sample_pair_sse(const Pair& d, float t, bool rotation
   return {_mm_mul_ps(q, _mm_set1_ps(1.0f / len))};
 }
 
-// The rotations of four joints into out[0..4), one register per component: lane k nlerps from
-// q0[k] toward q1[k] (x, y, z, w) by lane k of `av` with the same operations as
-// sample_pair_sse and interpolate(), so the same bits, and one square root and one division for
-// the four. Lanes in `raw` take *as_is[k] as it is instead (a key at or outside the pair, or a
-// zero fraction); their q0 and q1 are still read.
 // Where nlerp4 puts the four rotations: four JointTransforms, or one SoaTransform's lanes.
 struct AosRotations {
   JointTransform* out;
@@ -272,6 +267,11 @@ struct SoaRotations {
   }
 };
 
+// The rotations of four joints into `out`, one register per component: lane k nlerps from
+// q0[k] toward q1[k] (x, y, z, w) by lane k of `av` with the same operations as
+// sample_pair_sse and interpolate(), so the same bits, and one square root and one division for
+// the four. Lanes in `raw` take *as_is[k] as it is instead (a key at or outside the pair, or a
+// zero fraction); their q0 and q1 are still read.
 template <class Out>
 SPINDLE_ANIM_INLINE void nlerp4(const float* const q0[4], const float* const q1[4], __m128 av,
                                 int raw, const float* const as_is[4], const Out& out) {
