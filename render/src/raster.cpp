@@ -562,7 +562,7 @@ void rasterize_shown(const Triangle& t, const DrawState& state, const TileTarget
   const Triangle& tri = t.planes_deferred ? (finish_planes(t, state, planes), planes) : t;
   Shader s{};
   s.t = &tri;
-  s.tex = state.texture != nullptr && state.texture->level_count > 0 ? state.texture : nullptr;
+  s.tex = is_textured(state) ? state.texture : nullptr;
   s.persp = state.perspective;
   s.persp_colour = state.perspective && !state.flat;
   s.const_colour = tri.const_colour;
