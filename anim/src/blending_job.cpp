@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <string>
+#include <type_traits>
 
 // SSE2 where the compiler targets it and the build allows intrinsics (SPINDLE_SIMD); otherwise
 // every joint takes the per-joint path (the no-threads preset builds that, so CI runs both).
@@ -311,12 +312,14 @@ void blend_soa_entries(const UniformBlend& u, int rest_at, std::span<const Joint
   const __m128 inv_total = _mm_set1_ps(1.0f / u.total);
   const __m128 min_len2 = _mm_set1_ps(kMinRotationLength2);
   SoaTransform rest_entry;
-  // Sums of entry e: translation and scale stored, the rotation returned.
-  const auto sums = [&](std::size_t e) __attribute__((always_inline)) {
+  // Pass one, entry e: translation and scale stored, and the rotation's weighted sum stored
+  // unnormalised in the rotation lanes.
+  // has_rest: a std::bool_constant, so the loop without a rest pose has no trace of it.
+  const auto sums = [&](std::size_t e, auto has_rest) __attribute__((always_inline)) {
     const SoaTransform* in[kMaxUniformPoses] = {};
     for (std::size_t p = 0; p < count; ++p)
       in[p] = reinterpret_cast<const SoaTransform*>(u.pose[p]) + e;
-    if (rest_at >= 0) {
+    if constexpr (decltype(has_rest)::value) {
       for (int k = 0; k < 4; ++k) {
         const std::size_t j = 4 * e + static_cast<std::size_t>(k);
         rest_entry.set(k, j < joints ? rest[j] : JointTransform{});
@@ -343,19 +346,27 @@ void blend_soa_entries(const UniformBlend& u, int rest_at, std::span<const Joint
     for (std::size_t p = 1; p < count; ++p)
       q.add(_mm_load_ps(in[p]->qx), _mm_load_ps(in[p]->qy), _mm_load_ps(in[p]->qz),
             _mm_load_ps(in[p]->qw), w[p]);
-    q.finish();
-    return q;
+    _mm_store_ps(out.qx, q.q0);
+    _mm_store_ps(out.qy, q.q1);
+    _mm_store_ps(out.qz, q.q2);
+    _mm_store_ps(out.qw, q.q3);
   };
-  const auto normalise = [&](std::size_t e, const RotationSum& q) __attribute__((always_inline)) {
+  // Pass two, entry e: the stored sum normalised in place.
+  const auto normalise = [&](std::size_t e) __attribute__((always_inline)) {
     SoaTransform& out = output[e];
-    const __m128 len2 = q.len2;
-    const __m128 inv_len = _mm_div_ps(_mm_set1_ps(1.0f), _mm_sqrt_ps(len2));
+    RotationSum q;
+    q.q0 = _mm_load_ps(out.qx);
+    q.q1 = _mm_load_ps(out.qy);
+    q.q2 = _mm_load_ps(out.qz);
+    q.q3 = _mm_load_ps(out.qw);
+    q.finish();
+    const __m128 inv_len = _mm_div_ps(_mm_set1_ps(1.0f), _mm_sqrt_ps(q.len2));
     _mm_store_ps(out.qx, _mm_mul_ps(q.q0, inv_len));
     _mm_store_ps(out.qy, _mm_mul_ps(q.q1, inv_len));
     _mm_store_ps(out.qz, _mm_mul_ps(q.q2, inv_len));
     _mm_store_ps(out.qw, _mm_mul_ps(q.q3, inv_len));
     // Cancelled (or NaN) rotations fall back to the rest rotation, as in blend_joint().
-    const int ok = _mm_movemask_ps(_mm_cmpgt_ps(len2, min_len2));
+    const int ok = _mm_movemask_ps(_mm_cmpgt_ps(q.len2, min_len2));
     if (ok != 0xF) [[unlikely]] {
       for (int k = 0; k < 4; ++k) {
         if ((ok & (1 << k)) != 0) continue;
@@ -366,16 +377,14 @@ void blend_soa_entries(const UniformBlend& u, int rest_at, std::span<const Joint
       }
     }
   };
-  // Two entries at a time: both summed before either is normalised, so the square root and
-  // division of one overlap the other's sums instead of each waiting on its own (the chain
-  // through them was most of the time, as in blend_fours()).
-  std::size_t e = 0;
-  for (; e + 2 <= output.size(); e += 2) {
-    const RotationSum a = sums(e), b = sums(e + 1);
-    normalise(e, a);
-    normalise(e + 1, b);
-  }
-  if (e < output.size()) normalise(e, sums(e));
+  // Every entry's sums first, then every normalisation: the square roots and divisions of
+  // different entries then overlap instead of each waiting on its own sums (the chain through
+  // them was most of the time, as in blend_fours()). The operations on each lane are the same.
+  if (rest_at >= 0)
+    for (std::size_t e = 0; e < output.size(); ++e) sums(e, std::true_type{});
+  else
+    for (std::size_t e = 0; e < output.size(); ++e) sums(e, std::false_type{});
+  for (std::size_t e = 0; e < output.size(); ++e) normalise(e);
 }
 
 // Blends SoA layers with `u` (built from the layers' soa_pose, no masks).
