@@ -174,15 +174,41 @@ inline simd::v4f sqrt4(simd::v4f v) {
 #endif
 }
 
+// Starts fetching the cache line of p. (GCC deletes a loop whose body is only
+// __builtin_prefetch, which has no side effect; the instruction itself stays.)
+inline void fetch_line(const float* p) {
+#if defined(__x86_64__) || defined(__i386__)
+  asm volatile("prefetcht0 %0" : : "m"(*p));
+#elif defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p);
+#else
+  (void)p;
+#endif
+}
+
+// The cache lines of a draw's own vertices (a skinned character's, written by another stage and
+// often on another core) at vertices [from, to), one line of each array per 16 vertices.
+void fetch_vertices(const VertexOverride* o, std::size_t from, std::size_t to) {
+  if (o == nullptr) return;
+  const float* const arrays[6] = {o->px, o->py, o->pz, o->nx, o->ny, o->nz};
+  for (std::size_t i = from; i < to; i += 16)
+    for (const float* a : arrays)
+      if (a != nullptr) fetch_line(a + i);
+}
+
 // Clip-space positions, UVs and lit colours of one draw's vertices into out, four vertices at a
 // time, all of them: every vertex costs a quarter of the per-vertex formula, which beats lighting
 // only the vertices of front faces. Each lane does Lighting::light's and GLM's operations in
 // their order (no fused multiply-adds on the baseline target), so a colour does not depend on
 // which lane computed it. Positions and normals come from `over` where it gives them.
+// `next` (next_n vertices) is the next draw's own vertices: fetched a line of each array per 16
+// vertices of this draw, so that the next starts in cache without a burst of misses that would
+// stall this one.
 void transform_and_light(std::span<const Vertex> in, const VertexOverride* over,
                          const glm::mat4& mvp, const glm::mat4& model, const Material& mat,
                          const Lighting& light, const raster::Viewport& viewport, ClipVertex* out,
-                         raster::ScreenVertex* screen) {
+                         raster::ScreenVertex* screen, const VertexOverride* next = nullptr,
+                         std::size_t next_n = 0) {
   using simd::splat;
   using simd::v4f;
   const std::size_t n = in.size();
@@ -193,6 +219,7 @@ void transform_and_light(std::span<const Vertex> in, const VertexOverride* over,
   alignas(16) float lane[10][4];  // px py pz nx ny nz, then clip x y z w out
   for (std::size_t i = 0; i < n; i += 4) {
     const std::size_t lanes = std::min<std::size_t>(4, n - i);
+    if (i % 16 == 0 && i < next_n) fetch_vertices(next, i, i + 1);
     if (own_positions && lanes == 4) {
       std::memcpy(lane[0], over->px + i, sizeof lane[0]);
       std::memcpy(lane[1], over->py + i, sizeof lane[1]);
@@ -283,6 +310,7 @@ void transform_and_light(std::span<const Vertex> in, const VertexOverride* over,
           lit ? glm::vec4(c.r * sum[0][j], c.g * sum[1][j], c.b * sum[2][j], c.a) : c;
     }
   }
+  fetch_vertices(next, (n + 15) / 16 * 16, next_n);  // what a larger next draw has beyond n
 }
 }  // namespace
 
@@ -653,8 +681,18 @@ struct Renderer::Impl {
       const Mesh& mesh = meshes[d.mesh];
       const Material& mat = materials[d.material];
       const DrawState& state = states[d.material];
+      // The next mesh draw's own vertices are fetched while this one's are transformed.
+      const VertexOverride* next = nullptr;
+      std::size_t next_n = 0;
+      if (k + 1 < end && as_point[k + 1] == kMesh) {
+        const DrawCommand& nd = draws[list[k + 1].object];
+        if (nd.vertices != nullptr && valid(nd)) {
+          next = nd.vertices;
+          next_n = meshes[nd.mesh].vertices().size();
+        }
+      }
       transform_and_light(mesh.vertices(), d.vertices, view_proj * d.model, d.model, mat, light,
-                          viewport, verts.data(), b.screen.data());
+                          viewport, verts.data(), b.screen.data(), next, next_n);
       const std::span<const std::uint32_t> idx = mesh.indices();
       b.triangles_in += idx.size() / 3;
       const bool cull = state.cull == raster::CullMode::Back;
