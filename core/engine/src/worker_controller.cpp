@@ -71,14 +71,19 @@ WorkerChoice WorkerController::choose() {
   const int best = best_index();
   const bool has_down = best > 0;
   const bool has_up = best + 1 < allowed_count();
-  if (has_down || has_up) {
+  // No trials before the choice itself has been measured: there is nothing to compare with (and
+  // the frames while settling teach nothing; observe() drops them).
+  if ((has_down || has_up) && measured_[best]) {
     const int next = (trial_up_ && has_up) || !has_down ? best + 1 : best - 1;
     // A neighbour behind is tried less often, in proportion: one margin behind as often as
     // explore_every says, twenty margins (2x slower, at the default) 20 times less often, 32 at
     // most. Trying a 2x slower candidate every 160 frames costs 0.6% of the frame time on
     // average.
-    double every = explore_every;
-    if (measured_[next] && samples_[next] >= 3 && measured_[best] && ema_[best] > 0) {
+    // A neighbour measured fewer than kLearnSamples times is tried every other frame: a scene
+    // learns its neighbours within its first frames (which pay for cold caches anyway), instead
+    // of meeting a slow trial frame every few dozen frames for its first second.
+    double every = samples_[next] < kLearnSamples ? 2.0 : explore_every;
+    if (measured_[next] && samples_[next] >= kLearnSamples && measured_[best] && ema_[best] > 0) {
       const double behind = ema_[next] / ema_[best] - 1.0;
       every *= std::clamp(behind / margin, 1.0, 32.0);
     }

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <string>
+#include <vector>
 
 #include <spindle/engine/worker_controller.h>
 
@@ -40,6 +42,27 @@ TEST(WorkerController, AQuietMachineUsesEveryWorkerAndRarelyTriesFewer) {
   EXPECT_GE(used.count(1) ? used.at(1) : 0, 1) << "it keeps checking";
   EXPECT_NEAR(c.estimate_ms({2, false}), 10.0, 1e-9);
   EXPECT_NEAR(c.estimate_ms({1, false}), 20.0, 1e-9);
+}
+
+// A game sees a slow trial frame as a hitch: the neighbours are learnt in the scene's first
+// frames, then the one 2x slower is not tried again for 8 x 20 frames.
+TEST(WorkerController, LearnsInTheFirstFramesThenLeavesTheSlowCountAlone) {
+  WorkerController c;
+  c.workers = 2;
+  std::vector<int> one_worker_frames;
+  for (int f = 0; f < 200; ++f) {
+    const WorkerChoice k = c.choose();
+    if (k.workers == 1) one_worker_frames.push_back(f);
+    c.observe(k, k.workers == 2 ? 10.0 : 20.0, 20);
+  }
+  const std::string frames = testing::PrintToString(one_worker_frames);
+  ASSERT_EQ(one_worker_frames.size(), WorkerController::kLearnSamples + 1) << frames;
+  EXPECT_GE(one_worker_frames.front(), static_cast<int>(c.settle_frames))
+      << "not while settling: " << frames;
+  EXPECT_LT(one_worker_frames[WorkerController::kLearnSamples - 1], 16)
+      << "learnt within the first frames: " << frames;
+  EXPECT_GE(one_worker_frames.back() - one_worker_frames[WorkerController::kLearnSamples - 1], 160)
+      << "then tried again after 8 x 20 frames: " << frames;
 }
 
 TEST(WorkerController, ABusyMachineWhereASecondThreadLosesUsesOne) {

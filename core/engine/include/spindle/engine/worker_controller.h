@@ -21,8 +21,9 @@
 // min_work_per_worker_us more than the measured cost of waking it. Each candidate keeps a moving
 // average of the frame time it gave. The choice is the earliest candidate that no later one beats
 // by more than `margin` (so a second core that shortens the frame by 2% stays asleep). Now and
-// then the candidate before or after the choice is tried again (every explore_every frames while
-// it is unmeasured or within a margin of the choice, less often the further behind it is, 32
+// then the candidate before or after the choice is tried again (every other frame until it has
+// kLearnSamples measurements, so a scene learns in its first frames; then every explore_every
+// frames while it is within a margin of the choice, less often the further behind it is, 32
 // times less at most), so the choice follows the machine: other programs taking the cores, or
 // leaving. Pinning helps a quiet machine and hurts one whose every core is busy (docs/jobs.md has
 // the measurements behind the numbers).
@@ -54,6 +55,8 @@ struct WorkerController {
   std::uint32_t stale_frames = 128;
 
   static constexpr int kMaxCandidates = 16;  // 1, then 2 ... 64 pinned and not
+  // Trials of a neighbour before its average counts (until then it is tried every other frame).
+  static constexpr std::uint32_t kLearnSamples = 3;
 
   // What to run the next frame with.
   WorkerChoice choose();
