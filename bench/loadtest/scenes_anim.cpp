@@ -17,11 +17,14 @@
 // SkinnedMeshInstance and render mesh follow the level, so a far character is skinned and drawn
 // with its level's vertices only; at the last level it is also posed and skinned every other frame
 // only (anim::AnimationLod). The report counts the characters at each level per frame.
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include <spindle/algorithms/chunks.h>
 #include <spindle/anim/animation_plugin.h>
 #include <spindle/anim/procedural.h>
 #include <spindle/gameplay/transform.h>
@@ -64,8 +67,13 @@ constexpr std::uint32_t kLodUpdateEvery[kCrowdLods] = {1, 1, 2};
 struct CrowdLook {
   render::Renderer* renderer = nullptr;
   render::MaterialId material = 0;
-  std::vector<render::VertexOverride> overrides;  // per character, this frame's skinned streams
+  // Per character in the query's order, this frame's skinned streams (px null: not drawn).
+  std::vector<render::VertexOverride> overrides;
+  std::vector<std::uint32_t> counts;  // the submit's characters drawn per chunk, then offsets
 };
+
+// The submit's chunks: enough that 16 workers share 5,000 characters, each a few hundred.
+constexpr std::uint32_t kMaxSubmitChunks = 64;
 
 // The generator's skin as a render mesh: its vertices (replaced each frame by the skinned ones)
 // and its triangles, tubes around the bones (drawn from both sides: their ends are open).
@@ -84,19 +92,53 @@ render::Mesh skin_look(const anim::Character& c, int kind) {
   return std::move(mesh.value());
 }
 
-// One draw per skinned character, with its skinned positions and normals.
+// One draw per skinned character, with its skinned positions and normals, in the query's order.
+// Parallel, as the render plugin's own submit pass: chunks look up their characters' skinned
+// streams and count those drawn, then each writes its draws from its offset.
 void submit_characters(core::StageContext& ctx, render::Renderer& r,
                        const anim::Animation& animation, CrowdLook& look) {
   const auto query = ctx.world().query<const core::WorldTransform, const CrowdMember>();
-  std::uint32_t k = 0;
-  query.each([&](core::Entity e, const core::WorldTransform& w, const CrowdMember& member) {
-    const anim::CharacterView view = animation.view(e);
-    if (!view.valid || view.positions.empty() || k >= look.overrides.size()) return;
-    render::VertexOverride& o = look.overrides[k++];
-    o = {view.positions.x.data(), view.positions.y.data(), view.positions.z.data()};
-    if (!view.normals.empty())
-      o.nx = view.normals.x.data(), o.ny = view.normals.y.data(), o.nz = view.normals.z.data();
-    r.submit({.mesh = member.look, .material = look.material, .model = w.matrix, .vertices = &o});
+  const auto n =
+      static_cast<std::uint32_t>(std::min<std::size_t>(query.size(), look.overrides.size()));
+  const std::uint32_t chunks =
+      std::clamp<std::uint32_t>(std::min(ctx.split(), n / 256 + 1), 1, kMaxSubmitChunks);
+  core::for_each_chunk(ctx.jobs(), chunks, {"render_submit", ctx.tag()}, [&](std::uint32_t c) {
+    const core::ChunkRange range = core::chunk_range(n, chunks, c);
+    auto i = static_cast<std::uint32_t>(range.begin);
+    std::uint32_t drawn = 0;
+    query.each_range(
+        i, static_cast<std::uint32_t>(range.end),
+        [&](core::Entity e, const core::WorldTransform&, const CrowdMember&) {
+          const anim::CharacterView view = animation.view(e);
+          render::VertexOverride& o = look.overrides[i++];
+          o = {};
+          if (!view.valid || view.positions.empty()) return;
+          o = {view.positions.x.data(), view.positions.y.data(), view.positions.z.data()};
+          if (!view.normals.empty())
+            o.nx = view.normals.x.data(), o.ny = view.normals.y.data(),
+            o.nz = view.normals.z.data();
+          ++drawn;
+        });
+    look.counts[c + 1] = drawn;
+  });
+  look.counts[0] = 0;
+  for (std::uint32_t c = 0; c < chunks; ++c) look.counts[c + 1] += look.counts[c];
+  // Every draw taken is written below (the renderer refuses and counts any past max_draws).
+  const std::span<render::DrawCommand> draws = r.append_draws(look.counts[chunks], false);
+  core::for_each_chunk(ctx.jobs(), chunks, {"render_submit", ctx.tag()}, [&](std::uint32_t c) {
+    const core::ChunkRange range = core::chunk_range(n, chunks, c);
+    auto i = static_cast<std::uint32_t>(range.begin);
+    std::uint32_t at = look.counts[c];
+    query.each_range(
+        i, static_cast<std::uint32_t>(range.end),
+        [&](core::Entity, const core::WorldTransform& w, const CrowdMember& member) {
+          const render::VertexOverride& o = look.overrides[i++];
+          if (o.px == nullptr) return;
+          if (at < draws.size())
+            draws[at] = {
+                .mesh = member.look, .material = look.material, .model = w.matrix, .vertices = &o};
+          ++at;
+        });
   });
 }
 
@@ -177,6 +219,7 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
   core::World& world = engine.world();
   world.register_component<CrowdMember>("crowd_member");
   look->overrides.resize(p.objects);
+  look->counts.resize(kMaxSubmitChunks + 1);
   for (std::uint32_t i = 0; i < p.objects; ++i) {
     const Kind& k = kind[i % kind.size()];
     const float u = scene_unit(p.seed, i, 0), v = scene_unit(p.seed, i, 1);
