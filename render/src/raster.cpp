@@ -22,7 +22,17 @@
 #include "raster_screen.h"
 #include "raster_simd.h"
 #include "raster_texture.h"
+#include "raster_wide.h"
 #include "spindle/render/raster.h"
+
+// The 8-pixel path (raster_wide.h): x86 with GCC or Clang, in builds that allow intrinsics.
+#if SPINDLE_RASTER_SSE2 && (defined(__x86_64__) || defined(__i386__)) && \
+    (defined(__GNUC__) || defined(__clang__))
+#define SPINDLE_RASTER_AVX2 1
+#include <immintrin.h>
+#else
+#define SPINDLE_RASTER_AVX2 0
+#endif
 
 // No a * b + c fused into one rounding here and not there: the same expression must give the
 // same bits in every block and tile.
@@ -459,6 +469,205 @@ void draw_block(const Shader& s, const TileTarget& tile, int bx, int by, int ry0
   }
 }
 
+#if SPINDLE_RASTER_AVX2
+// --- Eight pixels at a time (raster_wide.h) ----------------------------------------------------
+// Each function here is compiled for AVX2 alone, and only called after the CPU was checked. Every
+// lane does what the four-pixel path does for that pixel: plane values from the same scalar base
+// and the pixel's own offset (exact small integers in float either way), the same divisions and
+// products, and the texture sampled by the four-pixel code on each half.
+#define SPINDLE_AVX2 __attribute__((target("avx2")))
+#define SPINDLE_AVX2_INLINE inline __attribute__((always_inline, target("avx2")))
+
+typedef std::int32_t v8i __attribute__((vector_size(32)));
+typedef std::uint32_t v8u __attribute__((vector_size(32)));
+typedef float v8f __attribute__((vector_size(32)));
+
+SPINDLE_AVX2_INLINE v8f splat8(float x) {
+  return v8f{x, x, x, x, x, x, x, x};
+}
+SPINDLE_AVX2_INLINE v8i splat8_i(std::int32_t x) {
+  return v8i{x, x, x, x, x, x, x, x};
+}
+SPINDLE_AVX2_INLINE int mask_bits8(v8i m) {
+  return _mm256_movemask_ps(_mm256_castsi256_ps(reinterpret_cast<__m256i>(m)));
+}
+SPINDLE_AVX2_INLINE v8f load8_f(const float* p) {
+  return reinterpret_cast<v8f>(_mm256_loadu_ps(p));
+}
+SPINDLE_AVX2_INLINE v8u load8_u(const std::uint32_t* p) {
+  return reinterpret_cast<v8u>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+SPINDLE_AVX2_INLINE void store8_f(float* p, v8f v) {
+  _mm256_storeu_ps(p, reinterpret_cast<__m256>(v));
+}
+SPINDLE_AVX2_INLINE void store8_u(std::uint32_t* p, v8u v) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), reinterpret_cast<__m256i>(v));
+}
+SPINDLE_AVX2_INLINE v8u select8(v8i mask, v8u a, v8u b) {
+  const v8u m = reinterpret_cast<v8u>(mask);
+  return (a & m) | (b & ~m);
+}
+SPINDLE_AVX2_INLINE v8f select8(v8i mask, v8f a, v8f b) {
+  return reinterpret_cast<v8f>(select8(mask, reinterpret_cast<v8u>(a), reinterpret_cast<v8u>(b)));
+}
+SPINDLE_AVX2_INLINE v4f low_half(v8f v) {
+  return reinterpret_cast<v4f>(_mm256_castps256_ps128(reinterpret_cast<__m256>(v)));
+}
+SPINDLE_AVX2_INLINE v4f high_half(v8f v) {
+  return reinterpret_cast<v4f>(_mm256_extractf128_ps(reinterpret_cast<__m256>(v), 1));
+}
+SPINDLE_AVX2_INLINE v8u join(v4u lo, v4u hi) {
+  return reinterpret_cast<v8u>(_mm256_inserti128_si256(
+      _mm256_castsi128_si256(reinterpret_cast<__m128i>(lo)), reinterpret_cast<__m128i>(hi), 1));
+}
+
+// plane() for eight pixels of one row.
+SPINDLE_AVX2_INLINE v8f plane8(const Triangle& t, int k, float fy, v8f fx) {
+  return splat8(t.plane_base[k] + t.plane_dy[k] * fy) + splat8(t.plane_dx[k]) * fx;
+}
+
+// modulate() on eight texels: its unpacks, multiplies and packs stay within each 128-bit half,
+// so each half is the four-texel result.
+SPINDLE_AVX2_INLINE v8u modulate8(v8u texel, v8u c) {
+  const __m256i zero = _mm256_setzero_si256(), round = _mm256_set1_epi16(128);
+  const __m256i tv = reinterpret_cast<__m256i>(texel), cv = reinterpret_cast<__m256i>(c);
+  const __m256i lo = _mm256_srli_epi16(
+      _mm256_add_epi16(_mm256_mullo_epi16(_mm256_unpacklo_epi8(tv, zero), cv), round), 8);
+  const __m256i hi = _mm256_srli_epi16(
+      _mm256_add_epi16(_mm256_mullo_epi16(_mm256_unpackhi_epi8(tv, zero), cv), round), 8);
+  return reinterpret_cast<v8u>(_mm256_packus_epi16(lo, hi));
+}
+
+// lerp4() on eight texel pairs: in-lane unpacks and packs, so each half is the four-pair result.
+SPINDLE_AVX2_INLINE v8u lerp8(v8u a, v8u b, v8i f) {
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i va = reinterpret_cast<__m256i>(a), vb = reinterpret_cast<__m256i>(b);
+  const __m256i fv = reinterpret_cast<__m256i>(f);
+  const __m256i f2 = _mm256_or_si256(fv, _mm256_slli_epi32(fv, 16));
+  const __m256i f_lo = _mm256_unpacklo_epi32(f2, f2), f_hi = _mm256_unpackhi_epi32(f2, f2);
+  const __m256i a_lo = _mm256_unpacklo_epi8(va, zero), a_hi = _mm256_unpackhi_epi8(va, zero);
+  const __m256i b_lo = _mm256_unpacklo_epi8(vb, zero), b_hi = _mm256_unpackhi_epi8(vb, zero);
+  const __m256i r_lo = _mm256_add_epi16(
+      a_lo, _mm256_srai_epi16(_mm256_mullo_epi16(_mm256_sub_epi16(b_lo, a_lo), f_lo), 7));
+  const __m256i r_hi = _mm256_add_epi16(
+      a_hi, _mm256_srai_epi16(_mm256_mullo_epi16(_mm256_sub_epi16(b_hi, a_hi), f_hi), 7));
+  return reinterpret_cast<v8u>(_mm256_packus_epi16(r_lo, r_hi));
+}
+
+// bilinear_axis() for a power-of-two size, on eight coordinates: the same clamp, fixed point
+// and masks per lane.
+struct Axis8 {
+  v8i i0, f;
+};
+SPINDLE_AVX2_INLINE Axis8 bilinear_axis8_pow2(v8f u, int size) {
+  const float scale = static_cast<float>(size) * 128.0f;
+  const float limit = 1073741824.0f / scale;
+  const v8f lo = splat8(-limit), hi = splat8(limit);
+  const v8f above = u > lo ? u : lo;
+  const v8f c = above < hi ? above : hi;
+  const v8i q = __builtin_convertvector(c * splat8(scale) - splat8(64.0f), v8i);
+  return {(q >> 7) & splat8_i(size - 1), q & splat8_i(127)};
+}
+
+// The texel pairs at at[k] + down (k = first, first + 1 in the low half; first + 4, first + 5 in
+// the high half), 8 bytes each.
+SPINDLE_AVX2_INLINE __m256i pairs8(const std::uint32_t* texels, const std::int32_t* at, int first,
+                                   int down) {
+  const auto pair = [&](int k) {
+    return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(texels + at[k] + down));
+  };
+  return _mm256_set_m128i(_mm_unpacklo_epi64(pair(first + 4), pair(first + 5)),
+                          _mm_unpacklo_epi64(pair(first), pair(first + 1)));
+}
+
+// The left (kRight 0) or right texels of four pairs in each half of p01 and p23.
+template <int kRight>
+SPINDLE_AVX2_INLINE v8u split8(__m256i p01, __m256i p23) {
+  constexpr int kOrder = kRight ? _MM_SHUFFLE(3, 1, 3, 1) : _MM_SHUFFLE(2, 0, 2, 0);
+  return reinterpret_cast<v8u>(_mm256_castps_si256(
+      _mm256_shuffle_ps(_mm256_castsi256_ps(p01), _mm256_castsi256_ps(p23), kOrder)));
+}
+
+// sample_bilinear4() on eight pixels. A power-of-two texture whose eight quads all lie inside it
+// (nearly always) takes each quad's top and bottom pairs as one 8-byte load each, as the
+// four-pixel path does; anything else is that path on each half.
+SPINDLE_AVX2_INLINE v8u sample_bilinear8(const MipLevel& l, v8f u, v8f v) {
+  const bool pow2 = (l.width & (l.width - 1)) == 0 && (l.height & (l.height - 1)) == 0;
+  if (pow2) {
+    const Axis8 x = bilinear_axis8_pow2(u, l.width), y = bilinear_axis8_pow2(v, l.height);
+    const v8i inner = (x.i0 < splat8_i(l.width - 1)) & (y.i0 < splat8_i(l.height - 1));
+    if (mask_bits8(inner) == 0xff) {
+      alignas(32) std::int32_t at[8];
+      const v8i first = (y.i0 << __builtin_ctz(static_cast<unsigned>(l.width))) + x.i0;
+      std::memcpy(at, &first, sizeof at);
+      // Quads 0-3 in the low half, 4-7 in the high half, as (left, right) texel pairs.
+      const __m256i t01 = pairs8(l.texels, at, 0, 0), t23 = pairs8(l.texels, at, 2, 0);
+      const __m256i b01 = pairs8(l.texels, at, 0, l.width), b23 = pairs8(l.texels, at, 2, l.width);
+      return lerp8(lerp8(split8<0>(t01, t23), split8<1>(t01, t23), x.f),
+                   lerp8(split8<0>(b01, b23), split8<1>(b01, b23), x.f), y.f);
+    }
+  }
+  return join(sample_bilinear4(l, low_half(u), low_half(v)),
+              sample_bilinear4(l, high_half(u), high_half(v)));
+}
+
+// draw_block<kEdges, kConstBilinear> for a block whose eight columns are all in the row (both
+// 4-pixel groups): one row of eight per step. x0, x1: the columns to draw.
+template <bool kEdges>
+SPINDLE_AVX2 void draw_block8_bilinear(const Shader& s, const TileTarget& tile, int bx, int by,
+                                       int ry0, int ry1, int x0, int x1, const std::int32_t* e,
+                                       const std::int32_t* ea, const std::int32_t* eb,
+                                       std::uint64_t& written) {
+  const Triangle& t = *s.t;
+  const v8i steps = {0, 1, 2, 3, 4, 5, 6, 7};
+  const v8i x = splat8_i(bx) + steps;
+  const v8i columns = (x >= splat8_i(x0)) & (x <= splat8_i(x1));
+  v8i edge[3];
+  for (int i = 0; i < 3; ++i) edge[i] = splat8_i(e[i] + eb[i] * (ry0 - by)) + steps * ea[i];
+  const v8f fx = splat8(static_cast<float>(bx - t.min_x)) + v8f{0, 1, 2, 3, 4, 5, 6, 7};
+  const MipLevel& l = s.tex->levels[0];
+  const v4u c4 = s.colour_fixed;
+  const v8u colour_fixed = join(c4, c4);
+  const v8u opaque = v8u{} | 0xff000000u;
+  for (int ry = ry0; ry <= ry1; ++ry) {
+    v8i mask = columns;
+    if constexpr (kEdges) {
+      mask &= (edge[0] >= 0) & (edge[1] >= 0) & (edge[2] >= 0);
+      for (int i = 0; i < 3; ++i) edge[i] += eb[i];
+    }
+    if (mask_bits8(mask) == 0) continue;
+    const float fy = static_cast<float>(ry - t.min_y);
+    std::uint32_t* color = tile.color + static_cast<std::ptrdiff_t>(ry) * tile.stride + bx;
+    float* depth = tile.depth + static_cast<std::ptrdiff_t>(ry) * tile.stride + bx;
+    const v8f z = plane8(t, kZ, fy, fx);
+    const v8f old_z = load8_f(depth);
+    mask &= z < old_z;
+    const int bits = mask_bits8(mask);
+    if (bits == 0) continue;
+    const v8f inv_w = splat8(1.0f) / plane8(t, kInvW, fy, fx);
+    const v8f u = plane8(t, kU, fy, fx) * inv_w;
+    const v8f v = plane8(t, kV, fy, fx) * inv_w;
+    const v8u texel = sample_bilinear8(l, u, v);
+    const v8u packed = modulate8(texel, colour_fixed) | opaque;
+    store8_u(color, select8(mask, packed, load8_u(color)));
+    if (s.depth_write) store8_f(depth, select8(mask, z, old_z));
+    written += static_cast<unsigned>(simd::lane_count(bits & 0xf) + simd::lane_count(bits >> 4));
+  }
+}
+
+bool cpu_has_avx2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") != 0;
+}
+#else
+bool cpu_has_avx2() {
+  return false;
+}
+#endif
+
+const bool g_wide_available = cpu_has_avx2();
+bool g_wide = g_wide_available;
+
 // The farthest depth of the 8x8 block at (bx, by), over its pixels inside the tile.
 float block_max_depth(const TileTarget& tile, int bx, int by) {
   const int x_end = std::min(bx + kDepthBlock, tile.x1);
@@ -527,7 +736,15 @@ void walk(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y
         const v4i x = simd::splat_i(bx + 4 * g) + lane;
         lane_x_mask[g] = (x >= x0) & (x <= x1);
       }
-      if (partial) {
+#if SPINDLE_RASTER_AVX2
+      if (kVariant == kConstBilinear && g0 == 0 && g1 == 1 && g_wide) {
+        if (partial)
+          draw_block8_bilinear<true>(s, tile, bx, by, ry0, ry1, x0, x1, e, ea, eb, written);
+        else
+          draw_block8_bilinear<false>(s, tile, bx, by, ry0, ry1, x0, x1, e, ea, eb, written);
+      } else
+#endif
+          if (partial) {
         draw_block<true, kVariant>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb,
                                    written);
       } else {
@@ -651,6 +868,16 @@ void clear_tile(const TileTarget& tile, std::uint32_t color, float depth) {
                 depth);
     }
   }
+}
+
+bool wide_pixels_available() {
+  return g_wide_available;
+}
+bool wide_pixels() {
+  return g_wide;
+}
+void set_wide_pixels(bool on) {
+  g_wide = on && g_wide_available;
 }
 
 std::uint64_t take_pixel_count() {

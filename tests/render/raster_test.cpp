@@ -16,6 +16,7 @@
 
 #include "raster_deferred.h"
 #include "raster_screen.h"
+#include "raster_wide.h"
 #include "spindle/render/image.h"
 #include "spindle/render/raster.h"
 #include "spindle/render/texture.h"
@@ -851,6 +852,68 @@ TEST(RasterDeferred, SamePixelsAsSetupTriangle) {
     EXPECT_GT(from_projection, 100) << "variant " << variant;
     EXPECT_TRUE(direct.same(projected)) << "variant " << variant;
   }
+}
+
+// On a CPU with AVX2 the common textured variant (one opaque colour, bilinear, perspective,
+// depth-tested, no mips) draws eight pixels at a time (raster_wide.h). It must give the four-pixel
+// path's pixels and depths to the bit: random triangles from slivers to ones crossing the screen,
+// UVs that wrap, power-of-two textures (eight quads in one go) and others (each half on the
+// four-pixel sampler), screens whose width is not a multiple of 8, with and without depth writes.
+TEST(RasterWide, EightPixelsGiveTheFourPixelPathsBits) {
+  if (!wide_pixels_available()) GTEST_SKIP() << "this CPU has no AVX2: one path only";
+  std::mt19937 rng(2026);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  struct Size {
+    int w, h;
+  };
+  const Size texture_sizes[] = {{32, 32}, {16, 8}, {24, 20}, {1, 1}};
+  const Size screen_sizes[] = {{160, 120}, {157, 93}, {154, 70}};
+  int wide_blocks_seen = 0;
+  for (const Size& ts : texture_sizes) {
+    std::vector<std::uint32_t> texels(static_cast<std::size_t>(ts.w) * ts.h);
+    for (std::uint32_t& t : texels) t = rng();
+    TextureView tex;
+    tex.levels[0] = {texels.data(), ts.w, ts.h};
+    tex.level_count = 1;
+    tex.filter = Filter::Bilinear;
+    tex.mipmaps = false;
+    for (const Size& ss : screen_sizes) {
+      for (const bool depth_write : {true, false}) {
+        Screen four(ss.w, ss.h), eight(ss.w, ss.h);
+        DrawState st;
+        st.cull = CullMode::None;
+        st.texture = &tex;
+        st.depth_write = depth_write;
+        std::vector<Triangle> set;
+        for (int i = 0; i < 400; ++i) {
+          const float size = std::pow(10.0f, 2.3f * unit(rng) - 0.3f);  // 0.5 to 100 pixels
+          const double cx = (ss.w + 40.0) * unit(rng) - 20.0;
+          const double cy = (ss.h + 40.0) * unit(rng) - 20.0;
+          const glm::vec4 c(unit(rng), unit(rng), unit(rng), 1.0f);
+          Tri t;
+          for (int k = 0; k < 3; ++k)
+            t[k] =
+                px(four, cx + size * (unit(rng) - 0.5), cy + size * (unit(rng) - 0.5), unit(rng),
+                   0.5f + 4.0f * unit(rng), c, {6.0f * unit(rng) - 3.0f, 6.0f * unit(rng) - 3.0f});
+          Triangle tri;
+          if (setup_triangle(t[0], t[1], t[2], four.viewport(), st, tri)) set.push_back(tri);
+        }
+        ASSERT_GT(set.size(), 100u);
+        for (const bool wide : {false, true}) {
+          set_wide_pixels(wide);
+          ASSERT_EQ(wide_pixels(), wide);
+          Screen& s = wide ? eight : four;
+          for (const Triangle& t : set)
+            for (const TileTarget& tile : s.tiles()) rasterize_triangle(t, st, tile);
+        }
+        set_wide_pixels(true);
+        wide_blocks_seen += four.count_not(kClear) > 1000;
+        EXPECT_TRUE(four.same(eight)) << "texture " << ts.w << "x" << ts.h << ", screen " << ss.w
+                                      << "x" << ss.h << ", depth_write " << depth_write;
+      }
+    }
+  }
+  EXPECT_EQ(wide_blocks_seen, 4 * 3 * 2) << "every case drew a screenful";
 }
 
 TEST(RasterTiles, ClearTileTouchesOnlyItsRect) {
