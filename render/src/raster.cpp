@@ -611,8 +611,8 @@ SPINDLE_AVX2_INLINE v8u sample_bilinear8(const MipLevel& l, v8f u, v8f v) {
               sample_bilinear4(l, high_half(u), high_half(v)));
 }
 
-// draw_block<kEdges, kConstBilinear> for a block whose eight columns are all in the row (both
-// 4-pixel groups): one row of eight per step. x0, x1: the columns to draw.
+// draw_block<kEdges, kConstBilinear> for a block whose eight columns are all in the tile: one row
+// of eight per step. x0, x1: the columns to draw.
 template <bool kEdges>
 SPINDLE_AVX2 void draw_block8_bilinear(const Shader& s, const TileTarget& tile, int bx, int by,
                                        int ry0, int ry1, int x0, int x1, const std::int32_t* e,
@@ -737,7 +737,9 @@ void walk(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y
         lane_x_mask[g] = (x >= x0) & (x <= x1);
       }
 #if SPINDLE_RASTER_AVX2
-      if (kVariant == kConstBilinear && g0 == 0 && g1 == 1 && g_wide) {
+      // Eight columns of the tile's own: a column outside [x0, x1] is read and written back
+      // unchanged, which only this job may do.
+      if (kVariant == kConstBilinear && g_wide && bx >= tile.x0 && bx + kBlock <= tile.x1) {
         if (partial)
           draw_block8_bilinear<true>(s, tile, bx, by, ry0, ry1, x0, x1, e, ea, eb, written);
         else
