@@ -4,9 +4,11 @@
 // over whole pixels (see raster.h) plus float attribute planes. The rasteriser walks the part of
 // the bounding box inside a tile in 8x8 blocks aligned to the screen: a block whose corners are
 // outside one edge is skipped, one inside all edges is drawn without edge tests, and the rest
-// test each pixel. Pixels go four at a time (one 16-byte row of a block half): edge values step
-// by integer adds, depth is tested before anything is shaded, then colour and UV are
-// interpolated (perspective-correct unless affine), the texture sampled and the result blended.
+// test each pixel. Pixels go four at a time (one 16-byte row of a block half), or on AVX2 CPUs
+// eight (a block's whole row) for the common textured variant (raster_wide.h, to the same bits):
+// edge values step by integer adds, depth is tested before anything is shaded, then colour and UV
+// are interpolated (perspective-correct unless affine), the texture sampled and the result
+// blended.
 //
 // Determinism: an attribute at pixel (x, y) is always base + dy * (y - min_y) + dx * (x - min_x),
 // evaluated from the triangle's origin, never accumulated across pixels or tiles, so a pixel's
