@@ -476,7 +476,8 @@ void draw_block(const Shader& s, const TileTarget& tile, int bx, int by, int ry0
 // Each function here is compiled for AVX2 alone, and only called after the CPU was checked. Every
 // lane does what the four-pixel path does for that pixel: plane values from the same scalar base
 // and the pixel's own offset (exact small integers in float either way), the same divisions and
-// products, and the texture sampled by the four-pixel code on each half.
+// products, the same texel loads and integer lerps (and, for textures the eight-quad load does
+// not cover, the four-pixel sampler on each half).
 #define SPINDLE_AVX2 __attribute__((target("avx2")))
 #define SPINDLE_AVX2_INLINE inline __attribute__((always_inline, target("avx2")))
 
@@ -670,6 +671,33 @@ bool cpu_has_avx2() {
 const bool g_wide_available = cpu_has_avx2();
 bool g_wide = g_wide_available;
 
+// Draws the block on the eight-pixel path where that applies (the bilinear one-colour variant,
+// an AVX2 CPU, the block's eight columns all in the tile: one outside [x0, x1] is read and written
+// back unchanged, which only this tile's job may do); false where it does not.
+#if SPINDLE_RASTER_AVX2
+template <int kVariant>
+bool draw_block_wide(const Shader& s, const TileTarget& tile, int bx, int by, int ry0, int ry1,
+                     int x0, int x1, bool partial, const std::int32_t* e, const std::int32_t* ea,
+                     const std::int32_t* eb, std::uint64_t& written) {
+  if constexpr (kVariant == kConstBilinear) {
+    if (!g_wide || bx < tile.x0 || bx + kBlock > tile.x1) return false;
+    if (partial)
+      draw_block8_bilinear<true>(s, tile, bx, by, ry0, ry1, x0, x1, e, ea, eb, written);
+    else
+      draw_block8_bilinear<false>(s, tile, bx, by, ry0, ry1, x0, x1, e, ea, eb, written);
+    return true;
+  }
+  return false;
+}
+#else
+template <int kVariant>
+bool draw_block_wide(const Shader&, const TileTarget&, int, int, int, int, int, int, bool,
+                     const std::int32_t*, const std::int32_t*, const std::int32_t*,
+                     std::uint64_t&) {
+  return false;
+}
+#endif
+
 // The farthest depth of the 8x8 block at (bx, by), over its pixels inside the tile.
 float block_max_depth(const TileTarget& tile, int bx, int by) {
   const int x_end = std::min(bx + kDepthBlock, tile.x1);
@@ -730,30 +758,23 @@ void walk(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y
       }
       if (rejected) continue;
       const std::uint64_t before = written;
-      // 4-pixel groups of the block that meet [x0, x1]; each stays inside its row's stride.
-      const int g0 = bx + 3 < x0 ? 1 : 0;
-      const int g1 = bx + 4 > x1 ? 0 : 1;
-      v4i lane_x_mask[2];
-      for (int g = 0; g < 2; ++g) {
-        const v4i x = simd::splat_i(bx + 4 * g) + lane;
-        lane_x_mask[g] = (x >= x0) & (x <= x1);
-      }
-#if SPINDLE_RASTER_AVX2
-      // Eight columns of the tile's own: a column outside [x0, x1] is read and written back
-      // unchanged, which only this job may do.
-      if (kVariant == kConstBilinear && g_wide && bx >= tile.x0 && bx + kBlock <= tile.x1) {
-        if (partial)
-          draw_block8_bilinear<true>(s, tile, bx, by, ry0, ry1, x0, x1, e, ea, eb, written);
-        else
-          draw_block8_bilinear<false>(s, tile, bx, by, ry0, ry1, x0, x1, e, ea, eb, written);
-      } else
-#endif
-          if (partial) {
-        draw_block<true, kVariant>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb,
-                                   written);
-      } else {
-        draw_block<false, kVariant>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb,
-                                    written);
+      if (!draw_block_wide<kVariant>(s, tile, bx, by, ry0, ry1, x0, x1, partial, e, ea, eb,
+                                     written)) {
+        // 4-pixel groups of the block that meet [x0, x1]; each stays inside its row's stride.
+        const int g0 = bx + 3 < x0 ? 1 : 0;
+        const int g1 = bx + 4 > x1 ? 0 : 1;
+        v4i lane_x_mask[2];
+        for (int g = 0; g < 2; ++g) {
+          const v4i x = simd::splat_i(bx + 4 * g) + lane;
+          lane_x_mask[g] = (x >= x0) & (x <= x1);
+        }
+        if (partial) {
+          draw_block<true, kVariant>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb,
+                                     written);
+        } else {
+          draw_block<false, kVariant>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb,
+                                      written);
+        }
       }
       if (block_max != nullptr && s.depth_write && written != before)
         *block_max = block_max_depth(tile, bx, by);
