@@ -83,7 +83,7 @@ WorkerChoice WorkerController::choose() {
     // learns its neighbours within its first frames (which pay for cold caches anyway), instead
     // of meeting a slow trial frame every few dozen frames for its first second.
     double every = samples_[next] < kLearnSamples ? 2.0 : explore_every;
-    if (measured_[next] && samples_[next] >= kLearnSamples && measured_[best] && ema_[best] > 0) {
+    if (measured_[next] && samples_[next] >= kLearnSamples && ema_[best] > 0) {
       const double behind = ema_[next] / ema_[best] - 1.0;
       every *= std::clamp(behind / margin, 1.0, 32.0);
     }
