@@ -478,8 +478,8 @@ void draw_block(const Shader& s, const TileTarget& tile, int bx, int by, int ry0
 // and the pixel's own offset (exact small integers in float either way), the same divisions and
 // products, the same texel loads and integer lerps (and, for textures the eight-quad load does
 // not cover, the four-pixel sampler on each half).
-#define SPINDLE_AVX2 __attribute__((target("avx2")))
-#define SPINDLE_AVX2_INLINE inline __attribute__((always_inline, target("avx2")))
+#define SPINDLE_AVX2 __attribute__((target("avx2,popcnt")))
+#define SPINDLE_AVX2_INLINE inline __attribute__((always_inline, target("avx2,popcnt")))
 
 typedef std::int32_t v8i __attribute__((vector_size(32)));
 typedef std::uint32_t v8u __attribute__((vector_size(32)));
@@ -519,43 +519,23 @@ SPINDLE_AVX2_INLINE v4f low_half(v8f v) {
 SPINDLE_AVX2_INLINE v4f high_half(v8f v) {
   return reinterpret_cast<v4f>(_mm256_extractf128_ps(reinterpret_cast<__m256>(v), 1));
 }
+SPINDLE_AVX2_INLINE v4u low_half_u(__m256i v) {
+  return reinterpret_cast<v4u>(_mm256_castsi256_si128(v));
+}
 SPINDLE_AVX2_INLINE v8u join(v4u lo, v4u hi) {
   return reinterpret_cast<v8u>(_mm256_inserti128_si256(
       _mm256_castsi128_si256(reinterpret_cast<__m128i>(lo)), reinterpret_cast<__m128i>(hi), 1));
 }
 
-// plane() for eight pixels of one row.
-SPINDLE_AVX2_INLINE v8f plane8(const Triangle& t, int k, float fy, v8f fx) {
-  return splat8(t.plane_base[k] + t.plane_dy[k] * fy) + splat8(t.plane_dx[k]) * fx;
-}
-
-// modulate() on eight texels: its unpacks, multiplies and packs stay within each 128-bit half,
-// so each half is the four-texel result.
-SPINDLE_AVX2_INLINE v8u modulate8(v8u texel, v8u c) {
-  const __m256i zero = _mm256_setzero_si256(), round = _mm256_set1_epi16(128);
-  const __m256i tv = reinterpret_cast<__m256i>(texel), cv = reinterpret_cast<__m256i>(c);
-  const __m256i lo = _mm256_srli_epi16(
-      _mm256_add_epi16(_mm256_mullo_epi16(_mm256_unpacklo_epi8(tv, zero), cv), round), 8);
-  const __m256i hi = _mm256_srli_epi16(
-      _mm256_add_epi16(_mm256_mullo_epi16(_mm256_unpackhi_epi8(tv, zero), cv), round), 8);
-  return reinterpret_cast<v8u>(_mm256_packus_epi16(lo, hi));
-}
-
-// lerp4() on eight texel pairs: in-lane unpacks and packs, so each half is the four-pair result.
-SPINDLE_AVX2_INLINE v8u lerp8(v8u a, v8u b, v8i f) {
-  const __m256i zero = _mm256_setzero_si256();
-  const __m256i va = reinterpret_cast<__m256i>(a), vb = reinterpret_cast<__m256i>(b);
-  const __m256i fv = reinterpret_cast<__m256i>(f);
-  const __m256i f2 = _mm256_or_si256(fv, _mm256_slli_epi32(fv, 16));
-  const __m256i f_lo = _mm256_unpacklo_epi32(f2, f2), f_hi = _mm256_unpackhi_epi32(f2, f2);
-  const __m256i a_lo = _mm256_unpacklo_epi8(va, zero), a_hi = _mm256_unpackhi_epi8(va, zero);
-  const __m256i b_lo = _mm256_unpacklo_epi8(vb, zero), b_hi = _mm256_unpackhi_epi8(vb, zero);
-  const __m256i r_lo = _mm256_add_epi16(
-      a_lo, _mm256_srai_epi16(_mm256_mullo_epi16(_mm256_sub_epi16(b_lo, a_lo), f_lo), 7));
-  const __m256i r_hi = _mm256_add_epi16(
-      a_hi, _mm256_srai_epi16(_mm256_mullo_epi16(_mm256_sub_epi16(b_hi, a_hi), f_hi), 7));
-  return reinterpret_cast<v8u>(_mm256_packus_epi16(r_lo, r_hi));
-}
+// plane() for eight pixels of a block's rows: splat(base + dy * fy) + splat(dx) * fx, the
+// second term computed once per block.
+struct Plane8 {
+  float base, dy;
+  v8f dx_fx;
+  SPINDLE_AVX2_INLINE Plane8(const Triangle& t, int k, v8f fx)
+      : base(t.plane_base[k]), dy(t.plane_dy[k]), dx_fx(splat8(t.plane_dx[k]) * fx) {}
+  SPINDLE_AVX2_INLINE v8f at(float fy) const { return splat8(base + dy * fy) + dx_fx; }
+};
 
 // bilinear_axis() for a power-of-two size, on eight coordinates: the same clamp, fixed point
 // and masks per lane.
@@ -572,46 +552,105 @@ SPINDLE_AVX2_INLINE Axis8 bilinear_axis8_pow2(v8f u, int size) {
   return {(q >> 7) & splat8_i(size - 1), q & splat8_i(127)};
 }
 
-// The texel pairs at at[k] + down (k = first, first + 1 in the low half; first + 4, first + 5 in
-// the high half), 8 bytes each.
-SPINDLE_AVX2_INLINE __m256i pairs8(const std::uint32_t* texels, const std::int32_t* at, int first,
-                                   int down) {
+// The 8-byte texel pairs at texels + at[k], k = a, b, c, d, in the four 64-bit lanes: broadcast
+// loads and blends, which need no shuffle.
+SPINDLE_AVX2_INLINE __m256i pairs4(const std::uint32_t* texels, const std::int32_t* at, int a,
+                                   int b, int c, int d) {
   const auto pair = [&](int k) {
-    return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(texels + at[k] + down));
+    return _mm256_broadcastq_epi64(
+        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(texels + at[k])));
   };
-  return _mm256_set_m128i(_mm_unpacklo_epi64(pair(first + 4), pair(first + 5)),
-                          _mm_unpacklo_epi64(pair(first), pair(first + 1)));
+  const __m256i low = _mm256_blend_epi32(pair(a), pair(b), 0x0c);
+  const __m256i high = _mm256_blend_epi32(pair(c), pair(d), 0xc0);
+  return _mm256_blend_epi32(low, high, 0xf0);
 }
 
-// The left (kRight 0) or right texels of four pairs in each half of p01 and p23.
-template <int kRight>
-SPINDLE_AVX2_INLINE v8u split8(__m256i p01, __m256i p23) {
-  constexpr int kOrder = kRight ? _MM_SHUFFLE(3, 1, 3, 1) : _MM_SHUFFLE(2, 0, 2, 0);
-  return reinterpret_cast<v8u>(_mm256_castps_si256(
-      _mm256_shuffle_ps(_mm256_castsi256_ps(p01), _mm256_castsi256_ps(p23), kOrder)));
+// The horizontal lerp of four texel pairs (one per 64-bit lane), as 16-bit channels minus 128.
+// lerp4() computes a + ((b - a) * f >> 7); that is ((128 - f) * a + f * b) >> 7 exactly, since
+// 128 * a is a multiple of 128. One multiply-add of bytes does the sum: the weights
+// (128 - f, f) as unsigned bytes, each channel's left and right texels, minus 128, as signed
+// ones. The sum is 16384 less and fits 16 bits (|sum| <= 128 * 128), so the shift gives the
+// lerp minus 128.
+SPINDLE_AVX2_INLINE __m256i lerp_pairs(__m256i pairs, __m256i weights) {
+  // Per 64-bit lane: left.r, right.r, left.g, right.g, ...
+  const __m256i order = _mm256_setr_epi8(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15, 0, 4,
+                                         1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15);
+  const __m256i texels =
+      _mm256_shuffle_epi8(_mm256_xor_si256(pairs, _mm256_set1_epi8(-128)), order);
+  return _mm256_srai_epi16(_mm256_maddubs_epi16(weights, texels), 7);
 }
 
-// sample_bilinear4() on eight pixels. A power-of-two texture whose eight quads all lie inside it
-// (nearly always) takes each quad's top and bottom pairs as one 8-byte load each, as the
-// four-pixel path does; anything else is that path on each half.
-SPINDLE_AVX2_INLINE v8u sample_bilinear8(const MipLevel& l, v8f u, v8f v) {
-  const bool pow2 = (l.width & (l.width - 1)) == 0 && (l.height & (l.height - 1)) == 0;
-  if (pow2) {
-    const Axis8 x = bilinear_axis8_pow2(u, l.width), y = bilinear_axis8_pow2(v, l.height);
-    const v8i inner = (x.i0 < splat8_i(l.width - 1)) & (y.i0 < splat8_i(l.height - 1));
+// lerp4()'s vertical step on channels kept minus 128: t + ((b - t) * f >> 7), minus 128 too.
+SPINDLE_AVX2_INLINE __m256i lerp_words(__m256i t, __m256i b, __m256i f) {
+  return _mm256_add_epi16(t, _mm256_srai_epi16(_mm256_mullo_epi16(_mm256_sub_epi16(b, t), f), 7));
+}
+
+// modulate() of channels kept minus 128 (v - 128): (v * c + 128) >> 8 = ((v - 128) * c + k) >> 8
+// with k = 128 * c + 128. v * c + 128 is at most 65408, so 16-bit wrap-around gives its bits.
+SPINDLE_AVX2_INLINE __m256i modulate_words(__m256i v, __m256i c, __m256i k) {
+  return _mm256_srli_epi16(_mm256_add_epi16(_mm256_mullo_epi16(v, c), k), 8);
+}
+
+// Per texel colour factors for modulate_words(): c as 16-bit words (red, green, blue, 0 in each
+// 64-bit lane, as colour_fixed) and k = 128 * c + 128.
+struct Modulate8 {
+  __m256i c, k;
+};
+SPINDLE_AVX2_INLINE Modulate8 modulate_factors(v4u colour_fixed) {
+  const __m256i c = reinterpret_cast<__m256i>(join(colour_fixed, colour_fixed));
+  return {c, _mm256_add_epi16(_mm256_slli_epi16(c, 7), _mm256_set1_epi16(128))};
+}
+
+// A texture level's fields, read once per block.
+struct Texture8 {
+  const std::uint32_t* texels;
+  int width, height, width_shift;
+  bool pow2;
+  SPINDLE_AVX2_INLINE explicit Texture8(const MipLevel& l)
+      : texels(l.texels),
+        width(l.width),
+        height(l.height),
+        width_shift(__builtin_ctz(static_cast<unsigned>(l.width))),
+        pow2((l.width & (l.width - 1)) == 0 && (l.height & (l.height - 1)) == 0) {}
+};
+
+// sample_bilinear4() and modulate() on eight pixels. A power-of-two texture whose eight quads all
+// lie inside it (nearly always) takes each quad's top and bottom pairs as one 8-byte load each,
+// as the four-pixel path does, and keeps channels in 16 bits until the end. Anything else is the
+// four-pixel path on each half.
+SPINDLE_AVX2_INLINE v8u sample_modulate8(const Texture8& tex, const MipLevel& l, v8f u, v8f v,
+                                         const Modulate8& m) {
+  if (tex.pow2) {
+    const Axis8 x = bilinear_axis8_pow2(u, tex.width), y = bilinear_axis8_pow2(v, tex.height);
+    const v8i inner = (x.i0 < splat8_i(tex.width - 1)) & (y.i0 < splat8_i(tex.height - 1));
     if (mask_bits8(inner) == 0xff) {
       alignas(32) std::int32_t at[8];
-      const v8i first = (y.i0 << __builtin_ctz(static_cast<unsigned>(l.width))) + x.i0;
-      std::memcpy(at, &first, sizeof at);
-      // Quads 0-3 in the low half, 4-7 in the high half, as (left, right) texel pairs.
-      const __m256i t01 = pairs8(l.texels, at, 0, 0), t23 = pairs8(l.texels, at, 2, 0);
-      const __m256i b01 = pairs8(l.texels, at, 0, l.width), b23 = pairs8(l.texels, at, 2, l.width);
-      return lerp8(lerp8(split8<0>(t01, t23), split8<1>(t01, t23), x.f),
-                   lerp8(split8<0>(b01, b23), split8<1>(b01, b23), x.f), y.f);
+      const v8i first = (y.i0 << tex.width_shift) + x.i0;
+      _mm256_store_si256(reinterpret_cast<__m256i*>(at), reinterpret_cast<__m256i>(first));
+      __asm__("" : "+m"(at));  // read back from memory, not lane by lane from the register
+      // Quads 0, 1, 4, 5 in the 64-bit lanes of the "a" vectors, 2, 3, 6, 7 in the "b" ones: the
+      // final pack, which works within 128-bit halves, puts them in pixel order.
+      const std::uint32_t* top = tex.texels;
+      const std::uint32_t* bottom = tex.texels + tex.width;
+      const __m256i fx = reinterpret_cast<__m256i>(x.f);
+      const __m256i wx = _mm256_or_si256(_mm256_sub_epi32(_mm256_set1_epi32(128), fx),
+                                         _mm256_slli_epi32(fx, 8));  // bytes 128 - f, f
+      const __m256i wx2 = _mm256_or_si256(wx, _mm256_slli_epi32(wx, 16));
+      const __m256i wa = _mm256_unpacklo_epi32(wx2, wx2), wb = _mm256_unpackhi_epi32(wx2, wx2);
+      const __m256i ta = lerp_pairs(pairs4(top, at, 0, 1, 4, 5), wa);
+      const __m256i tb = lerp_pairs(pairs4(top, at, 2, 3, 6, 7), wb);
+      const __m256i ba = lerp_pairs(pairs4(bottom, at, 0, 1, 4, 5), wa);
+      const __m256i bb = lerp_pairs(pairs4(bottom, at, 2, 3, 6, 7), wb);
+      const __m256i fy = reinterpret_cast<__m256i>(y.f);
+      const __m256i fy2 = _mm256_or_si256(fy, _mm256_slli_epi32(fy, 16));
+      const __m256i ya = _mm256_unpacklo_epi32(fy2, fy2), yb = _mm256_unpackhi_epi32(fy2, fy2);
+      const __m256i ca = modulate_words(lerp_words(ta, ba, ya), m.c, m.k);
+      const __m256i cb = modulate_words(lerp_words(tb, bb, yb), m.c, m.k);
+      return reinterpret_cast<v8u>(_mm256_packus_epi16(ca, cb));
     }
   }
-  return join(sample_bilinear4(l, low_half(u), low_half(v)),
-              sample_bilinear4(l, high_half(u), high_half(v)));
+  return join(modulate(sample_bilinear4(l, low_half(u), low_half(v)), low_half_u(m.c)),
+              modulate(sample_bilinear4(l, high_half(u), high_half(v)), low_half_u(m.c)));
 }
 
 // draw_block<kEdges, kConstBilinear> for a block whose eight columns are all in the tile: one row
@@ -621,46 +660,56 @@ SPINDLE_AVX2 void draw_block8_bilinear(const Shader& s, const TileTarget& tile, 
                                        int ry0, int ry1, int x0, int x1, const std::int32_t* e,
                                        const std::int32_t* ea, const std::int32_t* eb,
                                        std::uint64_t& written) {
+  // Everything the rows read is copied to locals first: the depth and colour stores could
+  // otherwise alias the triangle's floats and the texture's sizes, and be reloaded every row.
   const Triangle& t = *s.t;
   const v8i steps = {0, 1, 2, 3, 4, 5, 6, 7};
   const v8i x = splat8_i(bx) + steps;
   const v8i columns = (x >= splat8_i(x0)) & (x <= splat8_i(x1));
-  v8i edge[3];
-  for (int i = 0; i < 3; ++i) edge[i] = splat8_i(e[i] + eb[i] * (ry0 - by)) + steps * ea[i];
+  v8i edge[3], edge_step[3];
+  for (int i = 0; i < 3; ++i) {
+    edge[i] = splat8_i(e[i] + eb[i] * (ry0 - by)) + steps * ea[i];
+    edge_step[i] = splat8_i(eb[i]);
+  }
   const v8f fx = splat8(static_cast<float>(bx - t.min_x)) + v8f{0, 1, 2, 3, 4, 5, 6, 7};
+  const Plane8 pz(t, kZ, fx), pw(t, kInvW, fx), pu(t, kU, fx), pv(t, kV, fx);
   const MipLevel& l = s.tex->levels[0];
-  const v4u c4 = s.colour_fixed;
-  const v8u colour_fixed = join(c4, c4);
+  const Texture8 tex(l);
+  const Modulate8 factors = modulate_factors(s.colour_fixed);
   const v8u opaque = v8u{} | 0xff000000u;
-  for (int ry = ry0; ry <= ry1; ++ry) {
+  const bool depth_write = s.depth_write;
+  const int min_y = t.min_y;
+  const std::ptrdiff_t stride = tile.stride;
+  std::uint32_t* color = tile.color + static_cast<std::ptrdiff_t>(ry0) * stride + bx;
+  float* depth = tile.depth + static_cast<std::ptrdiff_t>(ry0) * stride + bx;
+  std::uint64_t count = 0;
+  for (int ry = ry0; ry <= ry1; ++ry, color += stride, depth += stride) {
     v8i mask = columns;
     if constexpr (kEdges) {
       mask &= (edge[0] >= 0) & (edge[1] >= 0) & (edge[2] >= 0);
-      for (int i = 0; i < 3; ++i) edge[i] += eb[i];
+      for (int i = 0; i < 3; ++i) edge[i] += edge_step[i];
     }
     if (mask_bits8(mask) == 0) continue;
-    const float fy = static_cast<float>(ry - t.min_y);
-    std::uint32_t* color = tile.color + static_cast<std::ptrdiff_t>(ry) * tile.stride + bx;
-    float* depth = tile.depth + static_cast<std::ptrdiff_t>(ry) * tile.stride + bx;
-    const v8f z = plane8(t, kZ, fy, fx);
+    const float fy = static_cast<float>(ry - min_y);
+    const v8f z = pz.at(fy);
     const v8f old_z = load8_f(depth);
     mask &= z < old_z;
     const int bits = mask_bits8(mask);
     if (bits == 0) continue;
-    const v8f inv_w = splat8(1.0f) / plane8(t, kInvW, fy, fx);
-    const v8f u = plane8(t, kU, fy, fx) * inv_w;
-    const v8f v = plane8(t, kV, fy, fx) * inv_w;
-    const v8u texel = sample_bilinear8(l, u, v);
-    const v8u packed = modulate8(texel, colour_fixed) | opaque;
+    const v8f inv_w = splat8(1.0f) / pw.at(fy);
+    const v8f u = pu.at(fy) * inv_w;
+    const v8f v = pv.at(fy) * inv_w;
+    const v8u packed = sample_modulate8(tex, l, u, v, factors) | opaque;
     store8_u(color, select8(mask, packed, load8_u(color)));
-    if (s.depth_write) store8_f(depth, select8(mask, z, old_z));
-    written += static_cast<unsigned>(simd::lane_count(bits & 0xf) + simd::lane_count(bits >> 4));
+    if (depth_write) store8_f(depth, select8(mask, z, old_z));
+    count += static_cast<unsigned>(__builtin_popcount(static_cast<unsigned>(bits)));
   }
+  written += count;
 }
 
 bool cpu_has_avx2() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") != 0;
+  return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("popcnt") != 0;
 }
 #else
 bool cpu_has_avx2() {
