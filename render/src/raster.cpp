@@ -606,6 +606,7 @@ struct Texture8 {
   const std::uint32_t* texels;
   int width, height, width_shift;
   bool pow2;
+  Texture8() = default;
   SPINDLE_AVX2_INLINE explicit Texture8(const MipLevel& l)
       : texels(l.texels),
         width(l.width),
@@ -653,15 +654,110 @@ SPINDLE_AVX2_INLINE v8u sample_modulate8(const Texture8& tex, const MipLevel& l,
               modulate(sample_bilinear4(l, high_half(u), high_half(v)), low_half_u(m.c)));
 }
 
-// draw_block<kEdges, kConstBilinear> for a block whose eight columns are all in the tile: one row
-// of eight per step. x0, x1: the columns to draw.
+// The bilinear one-colour variant on eight pixels at a time, with every lane used. Rows of
+// partly covered blocks average about half their lanes covered, so shading them a row at a time
+// wastes half the work. Instead the rows of a triangle's blocks in the tile pack their covered,
+// depth-tested pixels' positions into a batch held in registers; each full batch of eight is
+// shaded at once into a queue of colours, and when the triangle is done each row takes its
+// colours back out of the queue. Every lane computes what the four-pixel path does for its
+// pixel: plane values per lane are (base + dy * fy) + dx * fx, the row-wise path's operations
+// in its order.
+
+// Lane permutations for an 8-bit row mask, three bits per lane: compress[m] moves the set lanes
+// of m to the front, in order; expand[m] moves lane k of a packed vector to the k-th set lane.
+struct LanePermutations {
+  std::uint32_t compress[256], expand[256];
+  constexpr LanePermutations() : compress(), expand() {
+    for (int m = 0; m < 256; ++m) {
+      std::uint32_t c = 0, e = 0;
+      int k = 0;
+      for (int lane = 0; lane < 8; ++lane) {
+        if ((m >> lane & 1) == 0) continue;
+        c |= static_cast<std::uint32_t>(lane) << (3 * k);
+        e |= static_cast<std::uint32_t>(k) << (3 * lane);
+        ++k;
+      }
+      compress[m] = c;
+      expand[m] = e;
+    }
+  }
+};
+constexpr LanePermutations kLanePermutations;
+
+SPINDLE_AVX2_INLINE __m256i lane_indices(std::uint32_t packed) {
+  return _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(packed)),
+                                            _mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21)),
+                          _mm256_set1_epi32(7));
+}
+SPINDLE_AVX2_INLINE v8i mask_of(int bits) {
+  const v8i lane_bit = {1, 2, 4, 8, 16, 32, 64, 128};
+  return (splat8_i(bits) & lane_bit) == lane_bit;
+}
+SPINDLE_AVX2_INLINE v8f permute8(v8f v, __m256i index) {
+  return reinterpret_cast<v8f>(_mm256_permutevar8x32_ps(reinterpret_cast<__m256>(v), index));
+}
+SPINDLE_AVX2_INLINE v8u permute8(v8u v, __m256i index) {
+  return reinterpret_cast<v8u>(_mm256_permutevar8x32_epi32(reinterpret_cast<__m256i>(v), index));
+}
+
+// A plane's values at eight pixels anywhere in the triangle's box.
+struct LanePlane {
+  v8f base, dy, dx;
+  LanePlane() = default;
+  SPINDLE_AVX2_INLINE LanePlane(const Triangle& t, int k)
+      : base(splat8(t.plane_base[k])), dy(splat8(t.plane_dy[k])), dx(splat8(t.plane_dx[k])) {}
+  SPINDLE_AVX2_INLINE v8f at(v8f fx, v8f fy) const { return (base + dy * fy) + dx * fx; }
+};
+
+// One triangle's pixels in one tile: the batch being filled, the shaded colours in pixel order,
+// and the rows to write them to. Written out when full, so any triangle fits.
+struct PixelQueue {
+  static constexpr int kPixels = 1024;
+  static constexpr int kRows = 192;
+  static constexpr int kBlocks = 32;
+  alignas(32) std::int32_t position[kPixels + 8];  // x | y << 16 from the box corner
+  alignas(32) std::uint32_t color[kPixels + 8];
+  struct Row {
+    std::uint32_t* color;
+    float* depth;
+    float fx, fy;         // the row's left pixel, from the triangle's box corner
+    std::uint16_t first;  // its first pixel in color
+    std::uint8_t bits;    // its covered, depth-tested lanes
+  };
+  Row rows[kRows];
+  std::uint16_t blocks[kBlocks][2];  // x, y of each block with pixels (for block_max_depth)
+  int pixels = 0, row_count = 0, block_count = 0;
+};
+thread_local PixelQueue t_queue;
+
+// The triangle's shading planes, and the texture, for a batch.
+struct BatchShader {
+  LanePlane w, u, v;
+  const MipLevel* level;
+  Texture8 tex;
+  Modulate8 factors;
+  BatchShader() = default;
+  SPINDLE_AVX2_INLINE void init(const Shader& s) {
+    w = LanePlane(*s.t, kInvW);
+    u = LanePlane(*s.t, kU);
+    v = LanePlane(*s.t, kV);
+    level = &s.tex->levels[0];
+    tex = Texture8(*level);
+    factors = modulate_factors(s.colour_fixed);
+  }
+  SPINDLE_AVX2_INLINE v8u shade(v8f fx, v8f fy) const {
+    const v8f inv_w = splat8(1.0f) / w.at(fx, fy);
+    return sample_modulate8(tex, *level, u.at(fx, fy) * inv_w, v.at(fx, fy) * inv_w, factors) |
+           0xff000000u;
+  }
+};
+
+// Packs the covered, depth-tested pixels of one block whose eight columns are in the tile into
+// the queue, shading each batch as it fills.
 template <bool kEdges>
-SPINDLE_AVX2 void draw_block8_bilinear(const Shader& s, const TileTarget& tile, int bx, int by,
-                                       int ry0, int ry1, int x0, int x1, const std::int32_t* e,
-                                       const std::int32_t* ea, const std::int32_t* eb,
-                                       std::uint64_t& written) {
-  // Everything the rows read is copied to locals first: the depth and colour stores could
-  // otherwise alias the triangle's floats and the texture's sizes, and be reloaded every row.
+SPINDLE_AVX2 void queue_block8(const Shader& s, const TileTarget& tile, int bx, int by, int ry0,
+                               int ry1, int x0, int x1, const std::int32_t* e,
+                               const std::int32_t* ea, const std::int32_t* eb, PixelQueue& q) {
   const Triangle& t = *s.t;
   const v8i steps = {0, 1, 2, 3, 4, 5, 6, 7};
   const v8i x = splat8_i(bx) + steps;
@@ -671,40 +767,98 @@ SPINDLE_AVX2 void draw_block8_bilinear(const Shader& s, const TileTarget& tile, 
     edge[i] = splat8_i(e[i] + eb[i] * (ry0 - by)) + steps * ea[i];
     edge_step[i] = splat8_i(eb[i]);
   }
-  const v8f fx = splat8(static_cast<float>(bx - t.min_x)) + v8f{0, 1, 2, 3, 4, 5, 6, 7};
-  const Plane8 pz(t, kZ, fx), pw(t, kInvW, fx), pu(t, kU, fx), pv(t, kV, fx);
-  const MipLevel& l = s.tex->levels[0];
-  const Texture8 tex(l);
-  const Modulate8 factors = modulate_factors(s.colour_fixed);
-  const v8u opaque = v8u{} | 0xff000000u;
-  const bool depth_write = s.depth_write;
+  const float fx0 = static_cast<float>(bx - t.min_x);
+  const v8f fx = splat8(fx0) + v8f{0, 1, 2, 3, 4, 5, 6, 7};
+  const Plane8 pz(t, kZ, fx);
   const int min_y = t.min_y;
+  const v8i position_x = splat8_i(bx - t.min_x) + steps;
   const std::ptrdiff_t stride = tile.stride;
   std::uint32_t* color = tile.color + static_cast<std::ptrdiff_t>(ry0) * stride + bx;
   float* depth = tile.depth + static_cast<std::ptrdiff_t>(ry0) * stride + bx;
-  std::uint64_t count = 0;
+  int n = q.pixels, rows = q.row_count;
+  const int first = n;
+  // No branch per row: a row with no pixel stores nothing that is kept.
   for (int ry = ry0; ry <= ry1; ++ry, color += stride, depth += stride) {
     v8i mask = columns;
     if constexpr (kEdges) {
       mask &= (edge[0] >= 0) & (edge[1] >= 0) & (edge[2] >= 0);
       for (int i = 0; i < 3; ++i) edge[i] += edge_step[i];
     }
-    if (mask_bits8(mask) == 0) continue;
     const float fy = static_cast<float>(ry - min_y);
-    const v8f z = pz.at(fy);
-    const v8f old_z = load8_f(depth);
-    mask &= z < old_z;
+    mask &= pz.at(fy) < load8_f(depth);
     const int bits = mask_bits8(mask);
-    if (bits == 0) continue;
-    const v8f inv_w = splat8(1.0f) / pw.at(fy);
-    const v8f u = pu.at(fy) * inv_w;
-    const v8f v = pv.at(fy) * inv_w;
-    const v8u packed = sample_modulate8(tex, l, u, v, factors) | opaque;
-    store8_u(color, select8(mask, packed, load8_u(color)));
-    if (depth_write) store8_f(depth, select8(mask, z, old_z));
-    count += static_cast<unsigned>(__builtin_popcount(static_cast<unsigned>(bits)));
+    const v8i position = position_x | splat8_i((ry - min_y) << 16);
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i*>(q.position + n),
+        _mm256_permutevar8x32_epi32(reinterpret_cast<__m256i>(position),
+                                    lane_indices(kLanePermutations.compress[bits])));
+    q.rows[rows] = {
+        color, depth, fx0, fy, static_cast<std::uint16_t>(n), static_cast<std::uint8_t>(bits)};
+    rows += bits != 0;
+    n += __builtin_popcount(static_cast<unsigned>(bits));
   }
-  written += count;
+  q.pixels = n;
+  q.row_count = rows;
+  q.blocks[q.block_count][0] = static_cast<std::uint16_t>(bx);
+  q.blocks[q.block_count][1] = static_cast<std::uint16_t>(by);
+  q.block_count += n != first;  // only blocks with pixels get their coarse depth updated
+}
+
+// The farthest depth of a block whose eight columns are in the tile.
+SPINDLE_AVX2 float block_max_depth8(const TileTarget& tile, int bx, int by) {
+  const int y_end = std::min(by + kDepthBlock, tile.y1);
+  v8f m = splat8(0.0f);
+  for (int y = by; y < y_end; ++y) {
+    const v8f d = load8_f(tile.depth + static_cast<std::ptrdiff_t>(y) * tile.stride + bx);
+    m = m > d ? m : d;
+  }
+  const v4f h = simd::vmax(low_half(m), high_half(m));
+  return std::max(std::max(h[0], h[1]), std::max(h[2], h[3]));
+}
+
+// Shades the last batch, writes each row's pixels and depths, and brings the queued blocks'
+// coarse depths up to date. Returns the pixels written.
+SPINDLE_AVX2 std::uint64_t flush_queue8(const Shader& s, const BatchShader& shader,
+                                        const TileTarget& tile, PixelQueue& q) {
+  const int n = q.pixels;
+  // The lanes past the last pixel shade the box corner (finite values), not stale ones.
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q.position + n), _mm256_setzero_si256());
+  for (int i = 0; i < n; i += 8) {
+    const v8i p =
+        reinterpret_cast<v8i>(_mm256_load_si256(reinterpret_cast<const __m256i*>(q.position + i)));
+    const v8f fx = __builtin_convertvector(p & 0xffff, v8f);
+    const v8f fy = __builtin_convertvector(p >> 16, v8f);
+    store8_u(q.color + i, shader.shade(fx, fy));
+  }
+  const Triangle& t = *s.t;
+  const float z_base = t.plane_base[kZ], z_dy = t.plane_dy[kZ];
+  const v8f z_dx = splat8(t.plane_dx[kZ]);
+  const v8f steps = {0, 1, 2, 3, 4, 5, 6, 7};
+  const bool depth_write = s.depth_write;
+  for (int r = 0; r < q.row_count; ++r) {
+    const PixelQueue::Row& row = q.rows[r];
+    const __m256i unpack = lane_indices(kLanePermutations.expand[row.bits]);
+    const v8i mask = mask_of(row.bits);
+    // Depth read before colour is written: the two buffers' rows can lie 4 KiB apart (the same
+    // low address bits), and a load after such a store waits for it.
+    const v8f old_z = load8_f(row.depth);
+    store8_u(row.color,
+             select8(mask, permute8(load8_u(q.color + row.first), unpack), load8_u(row.color)));
+    if (depth_write) {
+      // plane8()'s value: splat(base + dy * fy) + splat(dx) * fx.
+      const v8f z = splat8(z_base + z_dy * row.fy) + z_dx * (splat8(row.fx) + steps);
+      store8_f(row.depth, select8(mask, z, old_z));
+    }
+  }
+  if (tile.block_max_depth != nullptr && depth_write) {
+    for (int b = 0; b < q.block_count; ++b) {
+      const int bx = q.blocks[b][0], by = q.blocks[b][1];
+      tile.block_max_depth[(by / kDepthBlock) * tile.block_stride + bx / kDepthBlock] =
+          block_max_depth8(tile, bx, by);
+    }
+  }
+  q.pixels = q.row_count = q.block_count = 0;
+  return static_cast<std::uint64_t>(n);
 }
 
 bool cpu_has_avx2() {
@@ -720,31 +874,58 @@ bool cpu_has_avx2() {
 const bool g_wide_available = cpu_has_avx2();
 bool g_wide = g_wide_available;
 
-// Draws the block on the eight-pixel path where that applies (the bilinear one-colour variant,
-// an AVX2 CPU, the block's eight columns all in the tile: one outside [x0, x1] is read and written
-// back unchanged, which only this tile's job may do); false where it does not.
+// The eight-pixel path, where it applies: the bilinear one-colour variant on an AVX2 CPU. It
+// takes the blocks whose eight columns are all in the tile (a column outside [x0, x1] is read
+// and written back unchanged, which only this tile's job may do). Their pixels are written when
+// the queue is flushed: when it is full, and at the end of the triangle.
 #if SPINDLE_RASTER_AVX2
+// The eight-pixel path's state for one triangle in one tile.
 template <int kVariant>
-bool draw_block_wide(const Shader& s, const TileTarget& tile, int bx, int by, int ry0, int ry1,
-                     int x0, int x1, bool partial, const std::int32_t* e, const std::int32_t* ea,
-                     const std::int32_t* eb, std::uint64_t& written) {
-  if constexpr (kVariant == kConstBilinear) {
+struct Wide {
+  explicit Wide(const Shader&) {}
+  bool queue(const Shader&, const TileTarget&, int, int, int, int, int, int, bool,
+             const std::int32_t*, const std::int32_t*, const std::int32_t*, std::uint64_t&) {
+    return false;
+  }
+  void flush(const Shader&, const TileTarget&, std::uint64_t&) {}
+};
+template <>
+struct Wide<kConstBilinear> {
+  BatchShader shader;
+  bool ready = false;  // shader set up: at the first block on this path
+  explicit Wide(const Shader&) {}
+  SPINDLE_AVX2 bool queue(const Shader& s, const TileTarget& tile, int bx, int by, int ry0, int ry1,
+                          int x0, int x1, bool partial, const std::int32_t* e,
+                          const std::int32_t* ea, const std::int32_t* eb, std::uint64_t& written) {
     if (!g_wide || bx < tile.x0 || bx + kBlock > tile.x1) return false;
+    if (!ready) {
+      shader.init(s);
+      ready = true;
+    }
+    PixelQueue& q = t_queue;
+    if (q.pixels + kBlock * kBlock > PixelQueue::kPixels ||
+        q.row_count + kBlock > PixelQueue::kRows || q.block_count == PixelQueue::kBlocks)
+      written += flush_queue8(s, shader, tile, q);
     if (partial)
-      draw_block8_bilinear<true>(s, tile, bx, by, ry0, ry1, x0, x1, e, ea, eb, written);
+      queue_block8<true>(s, tile, bx, by, ry0, ry1, x0, x1, e, ea, eb, q);
     else
-      draw_block8_bilinear<false>(s, tile, bx, by, ry0, ry1, x0, x1, e, ea, eb, written);
+      queue_block8<false>(s, tile, bx, by, ry0, ry1, x0, x1, e, ea, eb, q);
     return true;
   }
-  return false;
-}
+  SPINDLE_AVX2 void flush(const Shader& s, const TileTarget& tile, std::uint64_t& written) {
+    if (ready) written += flush_queue8(s, shader, tile, t_queue);
+  }
+};
 #else
 template <int kVariant>
-bool draw_block_wide(const Shader&, const TileTarget&, int, int, int, int, int, int, bool,
-                     const std::int32_t*, const std::int32_t*, const std::int32_t*,
-                     std::uint64_t&) {
-  return false;
-}
+struct Wide {
+  explicit Wide(const Shader&) {}
+  bool queue(const Shader&, const TileTarget&, int, int, int, int, int, int, bool,
+             const std::int32_t*, const std::int32_t*, const std::int32_t*, std::uint64_t&) {
+    return false;
+  }
+  void flush(const Shader&, const TileTarget&, std::uint64_t&) {}
+};
 #endif
 
 // The farthest depth of the 8x8 block at (bx, by), over its pixels inside the tile.
@@ -771,6 +952,7 @@ template <int kVariant>
 void walk(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y1) {
   const Triangle& t = *s.t;
   std::uint64_t written = 0;
+  Wide<kVariant> wide(s);
   const v4i lane = {0, 1, 2, 3};
   for (int by = y0 & ~(kBlock - 1); by <= y1; by += kBlock) {
     const int ry0 = std::max(by, y0), ry1 = std::min(by + kBlock - 1, y1);
@@ -806,9 +988,10 @@ void walk(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y
         }
       }
       if (rejected) continue;
+      if (wide.queue(s, tile, bx, by, ry0, ry1, x0, x1, partial, e, ea, eb, written))
+        continue;  // its coarse depth is updated when the queue is flushed
       const std::uint64_t before = written;
-      if (!draw_block_wide<kVariant>(s, tile, bx, by, ry0, ry1, x0, x1, partial, e, ea, eb,
-                                     written)) {
+      {
         // 4-pixel groups of the block that meet [x0, x1]; each stays inside its row's stride.
         const int g0 = bx + 3 < x0 ? 1 : 0;
         const int g1 = bx + 4 > x1 ? 0 : 1;
@@ -829,6 +1012,7 @@ void walk(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y
         *block_max = block_max_depth(tile, bx, by);
     }
   }
+  wide.flush(s, tile, written);
   t_pixels_written += written;
 }
 
