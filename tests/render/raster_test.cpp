@@ -48,10 +48,30 @@ class Screen {
     for (int y = 0; y < height_; y += kTileSize) {
       for (int x = 0; x < width_; x += kTileSize) {
         out.push_back({color(), depth(), stride_, x, y, std::min(x + kTileSize, width_),
-                       std::min(y + kTileSize, height_)});
+                       std::min(y + kTileSize, height_), coarse_.empty() ? nullptr : coarse_.data(),
+                       coarse_stride()});
       }
     }
     return out;
+  }
+  // Gives the tiles a coarse depth buffer (TileTarget::block_max_depth), cleared to 1.
+  void use_coarse_depth() {
+    coarse_.assign(
+        static_cast<std::size_t>(coarse_stride()) * ((height_ + kDepthBlock - 1) / kDepthBlock),
+        1.0f);
+  }
+  // Whether each block's coarse depth is the farthest depth of its pixels, as the rasteriser
+  // promises to keep it.
+  bool coarse_exact() {
+    for (int by = 0; by * kDepthBlock < height_; ++by)
+      for (int bx = 0; bx * kDepthBlock < width_; ++bx) {
+        float m = 0.0f;
+        for (int y = by * kDepthBlock; y < std::min((by + 1) * kDepthBlock, height_); ++y)
+          for (int x = bx * kDepthBlock; x < std::min((bx + 1) * kDepthBlock, width_); ++x)
+            m = std::max(m, depth_at(x, y));
+        if (coarse_[static_cast<std::size_t>(by * coarse_stride() + bx)] != m) return false;
+      }
+    return true;
   }
   void clear(std::uint32_t c = kClear) {
     for (const TileTarget& t : tiles()) clear_tile(t, c, 1.0f);
@@ -75,9 +95,11 @@ class Screen {
     const auto a = reinterpret_cast<std::uintptr_t>(p);
     return reinterpret_cast<T*>((a + 15) & ~std::uintptr_t{15});
   }
+  int coarse_stride() const { return (width_ + kDepthBlock - 1) / kDepthBlock; }
   int width_, height_, stride_;
   std::vector<std::uint32_t> color_store_;
   std::vector<float> depth_store_;
+  std::vector<float> coarse_;
 };
 
 using Tri = std::array<ClipVertex, 3>;
@@ -859,6 +881,9 @@ TEST(RasterDeferred, SamePixelsAsSetupTriangle) {
 // path's pixels and depths to the bit: random triangles from slivers to ones crossing the screen,
 // UVs that wrap, power-of-two textures (eight quads in one go) and others (each half on the
 // four-pixel sampler), screens whose width is not a multiple of 8, with and without depth writes.
+// Either path, given a coarse depth buffer, must draw the same and keep that buffer exact (each
+// block's farthest depth): the eight-pixel path writes a triangle's pixels, and updates its
+// blocks, only when the triangle is done or its queue is full.
 TEST(RasterWide, EightPixelsGiveTheFourPixelPathsBits) {
   if (!wide_pixels_available()) GTEST_SKIP() << "this CPU has no AVX2: one path only";
   std::mt19937 rng(2026);
@@ -879,7 +904,9 @@ TEST(RasterWide, EightPixelsGiveTheFourPixelPathsBits) {
     tex.mipmaps = false;
     for (const Size& ss : screen_sizes) {
       for (const bool depth_write : {true, false}) {
-        Screen four(ss.w, ss.h), eight(ss.w, ss.h);
+        Screen four(ss.w, ss.h), eight(ss.w, ss.h), coarse(ss.w, ss.h), coarse_four(ss.w, ss.h);
+        coarse.use_coarse_depth();
+        coarse_four.use_coarse_depth();
         DrawState st;
         st.cull = CullMode::None;
         st.texture = &tex;
@@ -899,17 +926,24 @@ TEST(RasterWide, EightPixelsGiveTheFourPixelPathsBits) {
           if (setup_triangle(t[0], t[1], t[2], four.viewport(), st, tri)) set.push_back(tri);
         }
         ASSERT_GT(set.size(), 100u);
-        for (const bool wide : {false, true}) {
+        for (Screen* s : {&four, &eight, &coarse, &coarse_four}) {
+          const bool wide = s == &eight || s == &coarse;
           set_wide_pixels(wide);
           ASSERT_EQ(wide_pixels(), wide);
-          Screen& s = wide ? eight : four;
           for (const Triangle& t : set)
-            for (const TileTarget& tile : s.tiles()) rasterize_triangle(t, st, tile);
+            for (const TileTarget& tile : s->tiles()) rasterize_triangle(t, st, tile);
         }
         set_wide_pixels(true);
         wide_blocks_seen += four.count_not(kClear) > 1000;
         EXPECT_TRUE(four.same(eight)) << "texture " << ts.w << "x" << ts.h << ", screen " << ss.w
                                       << "x" << ss.h << ", depth_write " << depth_write;
+        // The coarse depth buffer only skips what is hidden, and stays exact.
+        EXPECT_TRUE(four.same(coarse)) << "with a coarse depth buffer: texture " << ts.w << "x"
+                                       << ts.h << ", screen " << ss.w << "x" << ss.h;
+        EXPECT_TRUE(four.same(coarse_four)) << "four pixels, with a coarse depth buffer";
+        EXPECT_TRUE(coarse.coarse_exact())
+            << "texture " << ts.w << "x" << ts.h << ", screen " << ss.w << "x" << ss.h;
+        EXPECT_TRUE(coarse_four.coarse_exact()) << "four pixels";
       }
     }
   }
