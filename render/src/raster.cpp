@@ -663,31 +663,26 @@ SPINDLE_AVX2_INLINE v8u sample_modulate8(const Texture8& tex, const MipLevel& l,
 // pixel: plane values per lane are (base + dy * fy) + dx * fx, the row-wise path's operations
 // in its order.
 
-// Lane permutations for an 8-bit row mask, three bits per lane: compress[m] moves the set lanes
-// of m to the front, in order; expand[m] moves lane k of a packed vector to the k-th set lane.
+// Lane permutations for an 8-bit row mask, one byte per lane: compress[m] moves the set lanes of
+// m to the front, in order; expand[m] moves lane k of a packed vector to the k-th set lane.
 struct LanePermutations {
-  std::uint32_t compress[256], expand[256];
+  alignas(8) std::uint8_t compress[256][8], expand[256][8];
   constexpr LanePermutations() : compress(), expand() {
     for (int m = 0; m < 256; ++m) {
-      std::uint32_t c = 0, e = 0;
       int k = 0;
       for (int lane = 0; lane < 8; ++lane) {
         if ((m >> lane & 1) == 0) continue;
-        c |= static_cast<std::uint32_t>(lane) << (3 * k);
-        e |= static_cast<std::uint32_t>(k) << (3 * lane);
+        compress[m][k] = static_cast<std::uint8_t>(lane);
+        expand[m][lane] = static_cast<std::uint8_t>(k);
         ++k;
       }
-      compress[m] = c;
-      expand[m] = e;
     }
   }
 };
 constexpr LanePermutations kLanePermutations;
 
-SPINDLE_AVX2_INLINE __m256i lane_indices(std::uint32_t packed) {
-  return _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(packed)),
-                                            _mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21)),
-                          _mm256_set1_epi32(7));
+SPINDLE_AVX2_INLINE __m256i lane_indices(const std::uint8_t (&lanes)[8]) {
+  return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(lanes)));
 }
 SPINDLE_AVX2_INLINE v8i mask_of(int bits) {
   const v8i lane_bit = {1, 2, 4, 8, 16, 32, 64, 128};
@@ -718,11 +713,9 @@ struct PixelQueue {
   alignas(32) std::int32_t position[kPixels + 8];  // x | y << 16 from the box corner
   alignas(32) std::uint32_t color[kPixels + 8];
   struct Row {
-    std::uint32_t* color;
-    float* depth;
-    float fx, fy;         // the row's left pixel, from the triangle's box corner
+    std::uint16_t x, y;   // the row's left pixel, in the tile's buffers
     std::uint16_t first;  // its first pixel in color
-    std::uint8_t bits;    // its covered, depth-tested lanes
+    std::uint16_t bits;   // its covered, depth-tested lanes
   };
   Row rows[kRows];
   std::uint16_t blocks[kBlocks][2];  // x, y of each block with pixels (for block_max_depth)
@@ -761,39 +754,41 @@ SPINDLE_AVX2 void queue_block8(const Shader& s, const TileTarget& tile, int bx, 
   const Triangle& t = *s.t;
   const v8i steps = {0, 1, 2, 3, 4, 5, 6, 7};
   const v8i x = splat8_i(bx) + steps;
-  const v8i columns = (x >= splat8_i(x0)) & (x <= splat8_i(x1));
+  const v8i outside_columns = (x < splat8_i(x0)) | (x > splat8_i(x1));
   v8i edge[3], edge_step[3];
   for (int i = 0; i < 3; ++i) {
     edge[i] = splat8_i(e[i] + eb[i] * (ry0 - by)) + steps * ea[i];
     edge_step[i] = splat8_i(eb[i]);
   }
-  const float fx0 = static_cast<float>(bx - t.min_x);
-  const v8f fx = splat8(fx0) + v8f{0, 1, 2, 3, 4, 5, 6, 7};
+  const v8f fx = splat8(static_cast<float>(bx - t.min_x)) + v8f{0, 1, 2, 3, 4, 5, 6, 7};
   const Plane8 pz(t, kZ, fx);
   const int min_y = t.min_y;
   const v8i position_x = splat8_i(bx - t.min_x) + steps;
   const std::ptrdiff_t stride = tile.stride;
-  std::uint32_t* color = tile.color + static_cast<std::ptrdiff_t>(ry0) * stride + bx;
-  float* depth = tile.depth + static_cast<std::ptrdiff_t>(ry0) * stride + bx;
+  const float* depth = tile.depth + static_cast<std::ptrdiff_t>(ry0) * stride + bx;
   int n = q.pixels, rows = q.row_count;
   const int first = n;
   // No branch per row: a row with no pixel stores nothing that is kept.
-  for (int ry = ry0; ry <= ry1; ++ry, color += stride, depth += stride) {
-    v8i mask = columns;
+  for (int ry = ry0; ry <= ry1; ++ry, depth += stride) {
+    // A lane is out when a sign bit is set: an edge's value, or the failed depth test's mask.
+    v8i out = outside_columns;
     if constexpr (kEdges) {
-      mask &= (edge[0] >= 0) & (edge[1] >= 0) & (edge[2] >= 0);
+      out |= edge[0] | edge[1] | edge[2];
       for (int i = 0; i < 3; ++i) edge[i] += edge_step[i];
     }
     const float fy = static_cast<float>(ry - min_y);
-    mask &= pz.at(fy) < load8_f(depth);
-    const int bits = mask_bits8(mask);
+    const v8f z = pz.at(fy);
+    out |= reinterpret_cast<v8i>(_mm256_cmp_ps(reinterpret_cast<__m256>(z),
+                                               reinterpret_cast<__m256>(load8_f(depth)),
+                                               _CMP_NLT_UQ));  // not z < depth
+    const int bits = mask_bits8(out) ^ 0xff;
     const v8i position = position_x | splat8_i((ry - min_y) << 16);
     _mm256_storeu_si256(
         reinterpret_cast<__m256i*>(q.position + n),
         _mm256_permutevar8x32_epi32(reinterpret_cast<__m256i>(position),
                                     lane_indices(kLanePermutations.compress[bits])));
-    q.rows[rows] = {
-        color, depth, fx0, fy, static_cast<std::uint16_t>(n), static_cast<std::uint8_t>(bits)};
+    q.rows[rows] = {static_cast<std::uint16_t>(bx), static_cast<std::uint16_t>(ry),
+                    static_cast<std::uint16_t>(n), static_cast<std::uint16_t>(bits)};
     rows += bits != 0;
     n += __builtin_popcount(static_cast<unsigned>(bits));
   }
@@ -835,19 +830,24 @@ SPINDLE_AVX2 std::uint64_t flush_queue8(const Shader& s, const BatchShader& shad
   const v8f z_dx = splat8(t.plane_dx[kZ]);
   const v8f steps = {0, 1, 2, 3, 4, 5, 6, 7};
   const bool depth_write = s.depth_write;
+  const std::ptrdiff_t stride = tile.stride;
   for (int r = 0; r < q.row_count; ++r) {
     const PixelQueue::Row& row = q.rows[r];
+    const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(row.y) * stride + row.x;
+    std::uint32_t* color = tile.color + at;
+    float* depth = tile.depth + at;
     const __m256i unpack = lane_indices(kLanePermutations.expand[row.bits]);
     const v8i mask = mask_of(row.bits);
     // Depth read before colour is written: the two buffers' rows can lie 4 KiB apart (the same
     // low address bits), and a load after such a store waits for it.
-    const v8f old_z = load8_f(row.depth);
-    store8_u(row.color,
-             select8(mask, permute8(load8_u(q.color + row.first), unpack), load8_u(row.color)));
+    const v8f old_z = load8_f(depth);
+    store8_u(color, select8(mask, permute8(load8_u(q.color + row.first), unpack), load8_u(color)));
     if (depth_write) {
       // plane8()'s value: splat(base + dy * fy) + splat(dx) * fx.
-      const v8f z = splat8(z_base + z_dy * row.fy) + z_dx * (splat8(row.fx) + steps);
-      store8_f(row.depth, select8(mask, z, old_z));
+      const float fx = static_cast<float>(row.x - t.min_x),
+                  fy = static_cast<float>(row.y - t.min_y);
+      const v8f z = splat8(z_base + z_dy * fy) + z_dx * (splat8(fx) + steps);
+      store8_f(depth, select8(mask, z, old_z));
     }
   }
   if (tile.block_max_depth != nullptr && depth_write) {
@@ -954,62 +954,84 @@ void walk(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y
   std::uint64_t written = 0;
   Wide<kVariant> wide(s);
   const v4i lane = {0, 1, 2, 3};
+  // Per edge, over the walk: the change of its value from one block to the next, and the offsets
+  // from a block's top-left value to its least and greatest over the 8x8 block.
+  std::int64_t step[3], least[3], greatest[3];
+  for (int i = 0; i < 3; ++i) {
+    const std::int64_t a = t.edge_a[i], b = t.edge_b[i];
+    step[i] = a * kBlock;
+    least[i] = (std::min<std::int64_t>(a, 0) + std::min<std::int64_t>(b, 0)) * (kBlock - 1);
+    greatest[i] = (std::max<std::int64_t>(a, 0) + std::max<std::int64_t>(b, 0)) * (kBlock - 1);
+  }
+  const int bx_first = x0 & ~(kBlock - 1);
+  const int blocks = (x1 - bx_first) / kBlock + 1;
+  const bool coarse_test = s.depth_test && tile.block_max_depth != nullptr;
   for (int by = y0 & ~(kBlock - 1); by <= y1; by += kBlock) {
     const int ry0 = std::max(by, y0), ry1 = std::min(by + kBlock - 1, y1);
-    for (int bx = x0 & ~(kBlock - 1); bx <= x1; bx += kBlock) {
-      // Hidden behind everything already in the block: nothing to look at (the cheapest test
-      // first; it is what most triangles of a deep scene fail).
-      float* block_max = nullptr;
-      if (tile.block_max_depth != nullptr) {
-        block_max =
-            tile.block_max_depth + (by / kDepthBlock) * tile.block_stride + bx / kDepthBlock;
-        if (s.depth_test && !(t.min_depth < *block_max)) continue;  // hidden behind the block
+    std::int64_t first[3];  // each edge's value at the row's first block
+    for (int i = 0; i < 3; ++i)
+      first[i] = t.edge_c[i] + std::int64_t{t.edge_a[i]} * (bx_first - t.min_x) +
+                 std::int64_t{t.edge_b[i]} * (by - t.min_y);
+    float* block_row = tile.block_max_depth == nullptr
+                           ? nullptr
+                           : tile.block_max_depth + (by / kDepthBlock) * tile.block_stride +
+                                 bx_first / kDepthBlock;
+    for (int k0 = 0; k0 < blocks; k0 += 32) {
+      // The row's blocks sorted out first, without a branch each (which way each goes is as good
+      // as random): hidden behind everything already in the block, outside an edge (both are
+      // nothing to draw), or cut by an edge (drawn testing edges per pixel).
+      const int count = std::min(32, blocks - k0);
+      std::uint32_t shown = 0, cut = 0;
+      for (int j = 0; j < count; ++j) {
+        const int k = k0 + j;
+        bool out = coarse_test && !(t.min_depth < block_row[k]);
+        bool edge_cut = false;
+        for (int i = 0; i < 3; ++i) {
+          const std::int64_t v = first[i] + step[i] * k;
+          out |= v + greatest[i] < 0;
+          edge_cut |= v + least[i] < 0;
+        }
+        shown |= static_cast<std::uint32_t>(!out) << j;
+        cut |= static_cast<std::uint32_t>(edge_cut) << j;
       }
-      std::int32_t e[3], ea[3], eb[3];
-      bool partial = false, rejected = false;
-      for (int i = 0; i < 3; ++i) {
-        const std::int64_t a = t.edge_a[i], b = t.edge_b[i];
-        const std::int64_t v = t.edge_c[i] + a * (bx - t.min_x) + b * (by - t.min_y);
-        const std::int64_t lo =
-            v + (std::min<std::int64_t>(a, 0) + std::min<std::int64_t>(b, 0)) * (kBlock - 1);
-        const std::int64_t hi =
-            v + (std::max<std::int64_t>(a, 0) + std::max<std::int64_t>(b, 0)) * (kBlock - 1);
-        if (hi < 0) {
-          rejected = true;
-          break;
+      for (std::uint32_t left = shown; left != 0; left &= left - 1) {
+        const int j = __builtin_ctz(left), k = k0 + j;
+        const int bx = bx_first + k * kBlock;
+        const bool partial = (cut >> j & 1) != 0;
+        std::int32_t e[3], ea[3], eb[3];
+        for (int i = 0; i < 3; ++i) {
+          const std::int64_t v = first[i] + step[i] * k;
+          // An edge the whole block is inside is left out; otherwise |v| is below the edge's
+          // change across the block, and fits int32.
+          const bool inside = v + least[i] >= 0;
+          e[i] = inside ? 0 : static_cast<std::int32_t>(v);
+          ea[i] = inside ? 0 : t.edge_a[i];
+          eb[i] = inside ? 0 : t.edge_b[i];
         }
-        if (lo >= 0) {  // the whole block is inside this edge
-          e[i] = ea[i] = eb[i] = 0;
-        } else {  // |v| is below the edge's change across the block: fits int32
-          e[i] = static_cast<std::int32_t>(v);
-          ea[i] = t.edge_a[i];
-          eb[i] = t.edge_b[i];
-          partial = true;
+        float* block_max = block_row == nullptr ? nullptr : block_row + k;
+        if (wide.queue(s, tile, bx, by, ry0, ry1, x0, x1, partial, e, ea, eb, written))
+          continue;  // its coarse depth is updated when the queue is flushed
+        const std::uint64_t before = written;
+        {
+          // 4-pixel groups of the block that meet [x0, x1]; each stays inside its row's stride.
+          const int g0 = bx + 3 < x0 ? 1 : 0;
+          const int g1 = bx + 4 > x1 ? 0 : 1;
+          v4i lane_x_mask[2];
+          for (int g = 0; g < 2; ++g) {
+            const v4i x = simd::splat_i(bx + 4 * g) + lane;
+            lane_x_mask[g] = (x >= x0) & (x <= x1);
+          }
+          if (partial) {
+            draw_block<true, kVariant>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb,
+                                       written);
+          } else {
+            draw_block<false, kVariant>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb,
+                                        written);
+          }
         }
+        if (block_max != nullptr && s.depth_write && written != before)
+          *block_max = block_max_depth(tile, bx, by);
       }
-      if (rejected) continue;
-      if (wide.queue(s, tile, bx, by, ry0, ry1, x0, x1, partial, e, ea, eb, written))
-        continue;  // its coarse depth is updated when the queue is flushed
-      const std::uint64_t before = written;
-      {
-        // 4-pixel groups of the block that meet [x0, x1]; each stays inside its row's stride.
-        const int g0 = bx + 3 < x0 ? 1 : 0;
-        const int g1 = bx + 4 > x1 ? 0 : 1;
-        v4i lane_x_mask[2];
-        for (int g = 0; g < 2; ++g) {
-          const v4i x = simd::splat_i(bx + 4 * g) + lane;
-          lane_x_mask[g] = (x >= x0) & (x <= x1);
-        }
-        if (partial) {
-          draw_block<true, kVariant>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb,
-                                     written);
-        } else {
-          draw_block<false, kVariant>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb,
-                                      written);
-        }
-      }
-      if (block_max != nullptr && s.depth_write && written != before)
-        *block_max = block_max_depth(tile, bx, by);
     }
   }
   wide.flush(s, tile, written);
