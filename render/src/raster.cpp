@@ -615,41 +615,53 @@ struct Texture8 {
         pow2((l.width & (l.width - 1)) == 0 && (l.height & (l.height - 1)) == 0) {}
 };
 
-// sample_bilinear4() and modulate() on eight pixels. A power-of-two texture whose eight quads all
-// lie inside it (nearly always) takes each quad's top and bottom pairs as one 8-byte load each,
-// as the four-pixel path does, and keeps channels in 16 bits until the end. Anything else is the
-// four-pixel path on each half.
-SPINDLE_AVX2_INLINE v8u sample_modulate8(const Texture8& tex, const MipLevel& l, v8f u, v8f v,
-                                         const Modulate8& m) {
-  if (tex.pow2) {
-    const Axis8 x = bilinear_axis8_pow2(u, tex.width), y = bilinear_axis8_pow2(v, tex.height);
-    const v8i inner = (x.i0 < splat8_i(tex.width - 1)) & (y.i0 < splat8_i(tex.height - 1));
-    if (mask_bits8(inner) == 0xff) {
-      alignas(32) std::int32_t at[8];
-      const v8i first = (y.i0 << tex.width_shift) + x.i0;
-      _mm256_store_si256(reinterpret_cast<__m256i*>(at), reinterpret_cast<__m256i>(first));
-      __asm__("" : "+m"(at));  // read back from memory, not lane by lane from the register
-      // Quads 0, 1, 4, 5 in the 64-bit lanes of the "a" vectors, 2, 3, 6, 7 in the "b" ones: the
-      // final pack, which works within 128-bit halves, puts them in pixel order.
-      const std::uint32_t* top = tex.texels;
-      const std::uint32_t* bottom = tex.texels + tex.width;
-      const __m256i fx = reinterpret_cast<__m256i>(x.f);
-      const __m256i wx = _mm256_or_si256(_mm256_sub_epi32(_mm256_set1_epi32(128), fx),
-                                         _mm256_slli_epi32(fx, 8));  // bytes 128 - f, f
-      const __m256i wx2 = _mm256_or_si256(wx, _mm256_slli_epi32(wx, 16));
-      const __m256i wa = _mm256_unpacklo_epi32(wx2, wx2), wb = _mm256_unpackhi_epi32(wx2, wx2);
-      const __m256i ta = lerp_pairs(pairs4(top, at, 0, 1, 4, 5), wa);
-      const __m256i tb = lerp_pairs(pairs4(top, at, 2, 3, 6, 7), wb);
-      const __m256i ba = lerp_pairs(pairs4(bottom, at, 0, 1, 4, 5), wa);
-      const __m256i bb = lerp_pairs(pairs4(bottom, at, 2, 3, 6, 7), wb);
-      const __m256i fy = reinterpret_cast<__m256i>(y.f);
-      const __m256i fy2 = _mm256_or_si256(fy, _mm256_slli_epi32(fy, 16));
-      const __m256i ya = _mm256_unpacklo_epi32(fy2, fy2), yb = _mm256_unpackhi_epi32(fy2, fy2);
-      const __m256i ca = modulate_words(lerp_words(ta, ba, ya), m.c, m.k);
-      const __m256i cb = modulate_words(lerp_words(tb, bb, yb), m.c, m.k);
-      return reinterpret_cast<v8u>(_mm256_packus_epi16(ca, cb));
-    }
-  }
+// sample_bilinear4() and modulate() on eight pixels, in two steps. A power-of-two texture whose
+// eight quads all lie inside it (nearly always) takes each quad's top and bottom pairs as one
+// 8-byte load each, as the four-pixel path does, and keeps channels in 16 bits until the end.
+// Anything else is the four-pixel path on each half.
+//
+// First step: the eight quads' top-left texels (at) and their lerp fractions, when all are
+// inside a power-of-two texture; false otherwise.
+SPINDLE_AVX2_INLINE bool find_quads8(const Texture8& tex, v8f u, v8f v, std::int32_t* at,
+                                     std::int32_t* fx, std::int32_t* fy) {
+  if (!tex.pow2) return false;
+  const Axis8 x = bilinear_axis8_pow2(u, tex.width), y = bilinear_axis8_pow2(v, tex.height);
+  const v8i inner = (x.i0 < splat8_i(tex.width - 1)) & (y.i0 < splat8_i(tex.height - 1));
+  if (mask_bits8(inner) != 0xff) return false;
+  _mm256_store_si256(reinterpret_cast<__m256i*>(at),
+                     reinterpret_cast<__m256i>((y.i0 << tex.width_shift) + x.i0));
+  _mm256_store_si256(reinterpret_cast<__m256i*>(fx), reinterpret_cast<__m256i>(x.f));
+  _mm256_store_si256(reinterpret_cast<__m256i*>(fy), reinterpret_cast<__m256i>(y.f));
+  return true;
+}
+
+// Second step: the filtered, modulated texels of the quads find_quads8() found.
+SPINDLE_AVX2_INLINE v8u filter_quads8(const Texture8& tex, const std::int32_t* at,
+                                      const std::int32_t* fx_at, const std::int32_t* fy_at,
+                                      const Modulate8& m) {
+  // Quads 0, 1, 4, 5 in the 64-bit lanes of the "a" vectors, 2, 3, 6, 7 in the "b" ones: the
+  // final pack, which works within 128-bit halves, puts them in pixel order.
+  const std::uint32_t* top = tex.texels;
+  const std::uint32_t* bottom = tex.texels + tex.width;
+  const __m256i fx = _mm256_load_si256(reinterpret_cast<const __m256i*>(fx_at));
+  const __m256i wx = _mm256_or_si256(_mm256_sub_epi32(_mm256_set1_epi32(128), fx),
+                                     _mm256_slli_epi32(fx, 8));  // bytes 128 - f, f
+  const __m256i wx2 = _mm256_or_si256(wx, _mm256_slli_epi32(wx, 16));
+  const __m256i wa = _mm256_unpacklo_epi32(wx2, wx2), wb = _mm256_unpackhi_epi32(wx2, wx2);
+  const __m256i ta = lerp_pairs(pairs4(top, at, 0, 1, 4, 5), wa);
+  const __m256i tb = lerp_pairs(pairs4(top, at, 2, 3, 6, 7), wb);
+  const __m256i ba = lerp_pairs(pairs4(bottom, at, 0, 1, 4, 5), wa);
+  const __m256i bb = lerp_pairs(pairs4(bottom, at, 2, 3, 6, 7), wb);
+  const __m256i fy = _mm256_load_si256(reinterpret_cast<const __m256i*>(fy_at));
+  const __m256i fy2 = _mm256_or_si256(fy, _mm256_slli_epi32(fy, 16));
+  const __m256i ya = _mm256_unpacklo_epi32(fy2, fy2), yb = _mm256_unpackhi_epi32(fy2, fy2);
+  const __m256i ca = modulate_words(lerp_words(ta, ba, ya), m.c, m.k);
+  const __m256i cb = modulate_words(lerp_words(tb, bb, yb), m.c, m.k);
+  return reinterpret_cast<v8u>(_mm256_packus_epi16(ca, cb));
+}
+
+// The four-pixel path on each half, for what find_quads8() does not take.
+SPINDLE_AVX2_INLINE v8u sample_modulate4x2(const MipLevel& l, v8f u, v8f v, const Modulate8& m) {
   return join(modulate(sample_bilinear4(l, low_half(u), low_half(v)), low_half_u(m.c)),
               modulate(sample_bilinear4(l, high_half(u), high_half(v)), low_half_u(m.c)));
 }
@@ -712,6 +724,11 @@ struct PixelQueue {
   static constexpr int kBlocks = 32;
   alignas(32) std::int32_t position[kPixels + 8];  // x | y << 16 from the box corner
   alignas(32) std::uint32_t color[kPixels + 8];
+  // Per pixel, between the two steps of shading: its quad's top-left texel and lerp fractions.
+  alignas(32) std::int32_t quad[kPixels + 8];
+  alignas(32) std::int32_t quad_fx[kPixels + 8];
+  alignas(32) std::int32_t quad_fy[kPixels + 8];
+  std::uint8_t quads_found[kPixels / 8 + 1];  // per batch: find_quads8() took it
   struct Row {
     std::uint16_t x, y;   // the row's left pixel, in the tile's buffers
     std::uint16_t first;  // its first pixel in color
@@ -738,10 +755,11 @@ struct BatchShader {
     tex = Texture8(*level);
     factors = modulate_factors(s.colour_fixed);
   }
-  SPINDLE_AVX2_INLINE v8u shade(v8f fx, v8f fy) const {
+  // The batch's texture coordinates.
+  SPINDLE_AVX2_INLINE void uv(v8f fx, v8f fy, v8f& u_out, v8f& v_out) const {
     const v8f inv_w = splat8(1.0f) / w.at(fx, fy);
-    return sample_modulate8(tex, *level, u.at(fx, fy) * inv_w, v.at(fx, fy) * inv_w, factors) |
-           0xff000000u;
+    u_out = u.at(fx, fy) * inv_w;
+    v_out = v.at(fx, fy) * inv_w;
   }
 };
 
@@ -818,12 +836,31 @@ SPINDLE_AVX2 std::uint64_t flush_queue8(const Shader& s, const BatchShader& shad
   const int n = q.pixels;
   // The lanes past the last pixel shade the box corner (finite values), not stale ones.
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(q.position + n), _mm256_setzero_si256());
-  for (int i = 0; i < n; i += 8) {
-    const v8i p =
-        reinterpret_cast<v8i>(_mm256_load_si256(reinterpret_cast<const __m256i*>(q.position + i)));
-    const v8f fx = __builtin_convertvector(p & 0xffff, v8f);
-    const v8f fy = __builtin_convertvector(p >> 16, v8f);
-    store8_u(q.color + i, shader.shade(fx, fy));
+  // Shading in groups of batches: each batch's texture coordinates and quads for the whole group
+  // first, then each batch's filter. Two short chains of dependent work in place of one long one
+  // (division, texel index, texel loads, lerps): 4% faster than one pass at 1280x720. Prefetching
+  // the texels between the two was not faster.
+  constexpr int kGroup = 16 * 8;
+  for (int g = 0; g < n; g += kGroup) {
+    const int end = std::min(n, g + kGroup);
+    for (int i = g; i < end; i += 8) {
+      const v8i p = reinterpret_cast<v8i>(
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(q.position + i)));
+      v8f u, v;
+      shader.uv(__builtin_convertvector(p & 0xffff, v8f), __builtin_convertvector(p >> 16, v8f), u,
+                v);
+      const bool found = find_quads8(shader.tex, u, v, q.quad + i, q.quad_fx + i, q.quad_fy + i);
+      q.quads_found[i / 8] = found;
+      if (!found)
+        store8_u(q.color + i,
+                 sample_modulate4x2(*shader.level, u, v, shader.factors) | 0xff000000u);
+    }
+    for (int i = g; i < end; i += 8) {
+      if (q.quads_found[i / 8] == 0) continue;
+      store8_u(q.color + i,
+               filter_quads8(shader.tex, q.quad + i, q.quad_fx + i, q.quad_fy + i, shader.factors) |
+                   0xff000000u);
+    }
   }
   const Triangle& t = *s.t;
   const float z_base = t.plane_base[kZ], z_dy = t.plane_dy[kZ];
