@@ -915,56 +915,6 @@ bool g_wide = g_wide_available;
 // takes the blocks whose eight columns are all in the tile (a column outside [x0, x1] is read
 // and written back unchanged, which only this tile's job may do). Their pixels are written when
 // the queue is flushed: when it is full, and at the end of the triangle.
-#if SPINDLE_RASTER_AVX2
-// The eight-pixel path's state for one triangle in one tile.
-template <int kVariant>
-struct Wide {
-  explicit Wide(const Shader&) {}
-  bool queue(const Shader&, const TileTarget&, int, int, int, int, int, int, bool,
-             const std::int32_t*, const std::int32_t*, const std::int32_t*, std::uint64_t&) {
-    return false;
-  }
-  void flush(const Shader&, const TileTarget&, std::uint64_t&) {}
-};
-template <>
-struct Wide<kConstBilinear> {
-  BatchShader shader;
-  bool ready = false;  // shader set up: at the first block on this path
-  explicit Wide(const Shader&) {}
-  SPINDLE_AVX2 bool queue(const Shader& s, const TileTarget& tile, int bx, int by, int ry0, int ry1,
-                          int x0, int x1, bool partial, const std::int32_t* e,
-                          const std::int32_t* ea, const std::int32_t* eb, std::uint64_t& written) {
-    if (!g_wide || bx < tile.x0 || bx + kBlock > tile.x1) return false;
-    if (!ready) {
-      shader.init(s);
-      ready = true;
-    }
-    PixelQueue& q = t_queue;
-    if (q.pixels + kBlock * kBlock > PixelQueue::kPixels ||
-        q.row_count + kBlock > PixelQueue::kRows || q.block_count == PixelQueue::kBlocks)
-      written += flush_queue8(s, shader, tile, q);
-    if (partial)
-      queue_block8<true>(s, tile, bx, by, ry0, ry1, x0, x1, e, ea, eb, q);
-    else
-      queue_block8<false>(s, tile, bx, by, ry0, ry1, x0, x1, e, ea, eb, q);
-    return true;
-  }
-  SPINDLE_AVX2 void flush(const Shader& s, const TileTarget& tile, std::uint64_t& written) {
-    if (ready) written += flush_queue8(s, shader, tile, t_queue);
-  }
-};
-#else
-template <int kVariant>
-struct Wide {
-  explicit Wide(const Shader&) {}
-  bool queue(const Shader&, const TileTarget&, int, int, int, int, int, int, bool,
-             const std::int32_t*, const std::int32_t*, const std::int32_t*, std::uint64_t&) {
-    return false;
-  }
-  void flush(const Shader&, const TileTarget&, std::uint64_t&) {}
-};
-#endif
-
 // The farthest depth of the 8x8 block at (bx, by), over its pixels inside the tile.
 float block_max_depth(const TileTarget& tile, int bx, int by) {
   const int x_end = std::min(bx + kDepthBlock, tile.x1);
@@ -984,12 +934,45 @@ float block_max_depth(const TileTarget& tile, int bx, int by) {
   return m;
 }
 
-// The triangle's part of the tile, block by block, with shader variant kVariant.
-template <int kVariant>
-void walk(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y1) {
+// The eight-pixel path's queue for one triangle in one tile (kWide), or nothing.
+template <bool kWide>
+struct WideQueue {};
+
+#if SPINDLE_RASTER_AVX2
+template <>
+struct WideQueue<true> {
+  BatchShader shader;
+  PixelQueue& q = t_queue;
+  std::uint64_t written = 0;
+  SPINDLE_AVX2 explicit WideQueue(const Shader& s) { shader.init(s); }
+  // Queues the block if its eight columns are all in the tile (a column outside [x0, x1] is read
+  // and written back unchanged, which only this tile's job may do).
+  SPINDLE_AVX2 bool queue(const Shader& s, const TileTarget& tile, int bx, int by, int ry0, int ry1,
+                          int x0, int x1, bool partial, const std::int32_t* e,
+                          const std::int32_t* ea, const std::int32_t* eb) {
+    if (bx < tile.x0 || bx + kBlock > tile.x1) return false;
+    if (q.pixels + kBlock * kBlock > PixelQueue::kPixels ||
+        q.row_count + kBlock > PixelQueue::kRows || q.block_count == PixelQueue::kBlocks)
+      written += flush_queue8(s, shader, tile, q);
+    if (partial)
+      queue_block8<true>(s, tile, bx, by, ry0, ry1, x0, x1, e, ea, eb, q);
+    else
+      queue_block8<false>(s, tile, bx, by, ry0, ry1, x0, x1, e, ea, eb, q);
+    return true;
+  }
+  SPINDLE_AVX2 void flush(const Shader& s, const TileTarget& tile) {
+    written += flush_queue8(s, shader, tile, q);
+  }
+};
+#endif
+
+// The triangle's part of the tile, block by block, with shader variant kVariant; with the
+// eight-pixel queue (kWide), blocks whose columns are all in the tile go through it.
+template <int kVariant, bool kWide>
+inline void walk_blocks(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y1,
+                        WideQueue<kWide>& wide) {
   const Triangle& t = *s.t;
   std::uint64_t written = 0;
-  Wide<kVariant> wide(s);
   const v4i lane = {0, 1, 2, 3};
   // Per edge, over the walk: the change of its value from one block to the next, and the offsets
   // from a block's top-left value to its least and greatest over the 8x8 block.
@@ -1000,6 +983,9 @@ void walk(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y
     least[i] = (std::min<std::int64_t>(a, 0) + std::min<std::int64_t>(b, 0)) * (kBlock - 1);
     greatest[i] = (std::max<std::int64_t>(a, 0) + std::max<std::int64_t>(b, 0)) * (kBlock - 1);
   }
+  const std::int32_t edge_a[3] = {t.edge_a[0], t.edge_a[1], t.edge_a[2]};
+  const std::int32_t edge_b[3] = {t.edge_b[0], t.edge_b[1], t.edge_b[2]};
+  const float min_depth = t.min_depth;
   const int bx_first = x0 & ~(kBlock - 1);
   const int blocks = (x1 - bx_first) / kBlock + 1;
   const bool coarse_test = s.depth_test && tile.block_max_depth != nullptr;
@@ -1007,8 +993,8 @@ void walk(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y
     const int ry0 = std::max(by, y0), ry1 = std::min(by + kBlock - 1, y1);
     std::int64_t first[3];  // each edge's value at the row's first block
     for (int i = 0; i < 3; ++i)
-      first[i] = t.edge_c[i] + std::int64_t{t.edge_a[i]} * (bx_first - t.min_x) +
-                 std::int64_t{t.edge_b[i]} * (by - t.min_y);
+      first[i] = t.edge_c[i] + std::int64_t{edge_a[i]} * (bx_first - t.min_x) +
+                 std::int64_t{edge_b[i]} * (by - t.min_y);
     float* block_row = tile.block_max_depth == nullptr
                            ? nullptr
                            : tile.block_max_depth + (by / kDepthBlock) * tile.block_stride +
@@ -1021,7 +1007,7 @@ void walk(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y
       std::uint32_t shown = 0, cut = 0;
       for (int j = 0; j < count; ++j) {
         const int k = k0 + j;
-        bool out = coarse_test && !(t.min_depth < block_row[k]);
+        bool out = coarse_test && !(min_depth < block_row[k]);
         bool edge_cut = false;
         for (int i = 0; i < 3; ++i) {
           const std::int64_t v = first[i] + step[i] * k;
@@ -1042,12 +1028,13 @@ void walk(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y
           // change across the block, and fits int32.
           const bool inside = v + least[i] >= 0;
           e[i] = inside ? 0 : static_cast<std::int32_t>(v);
-          ea[i] = inside ? 0 : t.edge_a[i];
-          eb[i] = inside ? 0 : t.edge_b[i];
+          ea[i] = inside ? 0 : edge_a[i];
+          eb[i] = inside ? 0 : edge_b[i];
         }
-        float* block_max = block_row == nullptr ? nullptr : block_row + k;
-        if (wide.queue(s, tile, bx, by, ry0, ry1, x0, x1, partial, e, ea, eb, written))
-          continue;  // its coarse depth is updated when the queue is flushed
+        if constexpr (kWide) {
+          if (wide.queue(s, tile, bx, by, ry0, ry1, x0, x1, partial, e, ea, eb))
+            continue;  // its coarse depth is updated when the queue is flushed
+        }
         const std::uint64_t before = written;
         {
           // 4-pixel groups of the block that meet [x0, x1]; each stays inside its row's stride.
@@ -1066,13 +1053,41 @@ void walk(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y
                                         written);
           }
         }
+        float* block_max = block_row == nullptr ? nullptr : block_row + k;
         if (block_max != nullptr && s.depth_write && written != before)
           *block_max = block_max_depth(tile, bx, by);
       }
     }
   }
-  wide.flush(s, tile, written);
+  if constexpr (kWide) {
+    wide.flush(s, tile);
+    written += wide.written;
+  }
   t_pixels_written += written;
+}
+
+#if SPINDLE_RASTER_AVX2
+// walk() on the eight-pixel path (the bilinear one-colour variant on an AVX2 CPU), compiled as a
+// whole for AVX2 (flatten) so that the queue's code is inlined into the block walk.
+SPINDLE_AVX2 __attribute__((flatten)) void walk_wide(const Shader& s, const TileTarget& tile,
+                                                     int x0, int x1, int y0, int y1) {
+  WideQueue<true> wide(s);
+  walk_blocks<kConstBilinear, true>(s, tile, x0, x1, y0, y1, wide);
+}
+#endif
+
+template <int kVariant>
+void walk(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y1) {
+#if SPINDLE_RASTER_AVX2
+  if constexpr (kVariant == kConstBilinear) {
+    if (g_wide) {
+      walk_wide(s, tile, x0, x1, y0, y1);
+      return;
+    }
+  }
+#endif
+  WideQueue<false> none;
+  walk_blocks<kVariant, false>(s, tile, x0, x1, y0, y1, none);
 }
 
 }  // namespace
