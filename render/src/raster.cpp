@@ -538,18 +538,22 @@ struct Plane8 {
 };
 
 // bilinear_axis() for a power-of-two size, on eight coordinates: the same clamp, fixed point
-// and masks per lane.
+// and masks per lane. Its constants are computed once per texture (Axis8Size).
 struct Axis8 {
   v8i i0, f;
 };
-SPINDLE_AVX2_INLINE Axis8 bilinear_axis8_pow2(v8f u, int size) {
-  const float scale = static_cast<float>(size) * 128.0f;
-  const float limit = 1073741824.0f / scale;
-  const v8f lo = splat8(-limit), hi = splat8(limit);
+struct Axis8Size {
+  float scale = 0.0f, limit = 0.0f;
+  int mask = 0;
+  explicit Axis8Size(int size = 1)
+      : scale(static_cast<float>(size) * 128.0f), limit(1073741824.0f / scale), mask(size - 1) {}
+};
+SPINDLE_AVX2_INLINE Axis8 bilinear_axis8_pow2(v8f u, const Axis8Size& a) {
+  const v8f lo = splat8(-a.limit), hi = splat8(a.limit);
   const v8f above = u > lo ? u : lo;
   const v8f c = above < hi ? above : hi;
-  const v8i q = __builtin_convertvector(c * splat8(scale) - splat8(64.0f), v8i);
-  return {(q >> 7) & splat8_i(size - 1), q & splat8_i(127)};
+  const v8i q = __builtin_convertvector(c * splat8(a.scale) - splat8(64.0f), v8i);
+  return {(q >> 7) & splat8_i(a.mask), q & splat8_i(127)};
 }
 
 // The 8-byte texel pairs at texels + at[k], k = a, b, c, d, in the four 64-bit lanes: broadcast
@@ -606,13 +610,16 @@ struct Texture8 {
   const std::uint32_t* texels;
   int width, height, width_shift;
   bool pow2;
+  Axis8Size across, down;
   Texture8() = default;
   SPINDLE_AVX2_INLINE explicit Texture8(const MipLevel& l)
       : texels(l.texels),
         width(l.width),
         height(l.height),
         width_shift(__builtin_ctz(static_cast<unsigned>(l.width))),
-        pow2((l.width & (l.width - 1)) == 0 && (l.height & (l.height - 1)) == 0) {}
+        pow2((l.width & (l.width - 1)) == 0 && (l.height & (l.height - 1)) == 0),
+        across(l.width),
+        down(l.height) {}
 };
 
 // sample_bilinear4() and modulate() on eight pixels, in two steps. A power-of-two texture whose
@@ -625,7 +632,7 @@ struct Texture8 {
 SPINDLE_AVX2_INLINE bool find_quads8(const Texture8& tex, v8f u, v8f v, std::int32_t* at,
                                      std::int32_t* fx, std::int32_t* fy) {
   if (!tex.pow2) return false;
-  const Axis8 x = bilinear_axis8_pow2(u, tex.width), y = bilinear_axis8_pow2(v, tex.height);
+  const Axis8 x = bilinear_axis8_pow2(u, tex.across), y = bilinear_axis8_pow2(v, tex.down);
   const v8i inner = (x.i0 < splat8_i(tex.width - 1)) & (y.i0 < splat8_i(tex.height - 1));
   if (mask_bits8(inner) != 0xff) return false;
   _mm256_store_si256(reinterpret_cast<__m256i*>(at),
