@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -32,12 +33,17 @@ using raster::DrawState;
 using raster::Triangle;
 namespace simd = raster::simd;
 
+// Tiles are kTile pixels a side, or kBigTile where the frame has enough of those for the
+// workers (Impl::choose_tile()): a triangle 20-40 pixels across is then in fewer tiles, each of
+// which costs it a set-up and a walk. The image is the same with either.
 constexpr int kTile = raster::kTileSize;
-// A busy tile's strips (raster_pass()): whole 8x8 depth blocks, so no two strips share one.
-constexpr int kStripRows = 16;
-constexpr int kStripsPerTile = (kTile + kStripRows - 1) / kStripRows;
+constexpr int kBigTile = 2 * kTile;
+constexpr int kBigTilesPerWorker = 8;
+// A busy tile's strips (raster_pass()): a quarter of the tile each, whole 8x8 depth blocks, so
+// no two strips share one.
+constexpr int kStripsPerTile = 4;
 constexpr std::uint64_t kSplitAboveMean = 2;
-static_assert(kStripRows % raster::kDepthBlock == 0 && kStripsPerTile < 256);
+static_assert((kTile / kStripsPerTile) % raster::kDepthBlock == 0);
 
 // A bin entry: the primitive's index in its batch (kEntryPoint set: in its points, otherwise in
 // its triangles), and in the top bits which of the tile's strips (raster_pass()) its rows touch,
@@ -46,6 +52,7 @@ constexpr std::uint32_t kEntryIndexBits = 28;
 constexpr std::uint32_t kEntryPoint = 1u << (kEntryIndexBits - 1);
 constexpr std::uint32_t kEntryRefMask = (1u << kEntryIndexBits) - 1;  // index and kind
 constexpr std::uint32_t kEntryIndexMask = kEntryPoint - 1;
+static_assert(kStripsPerTile <= 32 - static_cast<int>(kEntryIndexBits), "a bit per strip");
 
 // What binning needs of a primitive, kept beside the order it was made in so that binning reads
 // 8 bytes a primitive instead of its whole set-up triangle: its pixel rows and its tiles.
@@ -83,12 +90,16 @@ struct Batch {
     overflow = false;
   }
   std::uint32_t made() const { return triangle_count + point_count; }
-  static PrimBounds bounds_of(int x0, int y0, int x1, int y1) {
-    constexpr int kTile = raster::kTileSize;
-    return {static_cast<std::int16_t>(y0),         static_cast<std::int16_t>(y1),
-            static_cast<std::uint8_t>(x0 / kTile), static_cast<std::uint8_t>(y0 / kTile),
-            static_cast<std::uint8_t>(x1 / kTile), static_cast<std::uint8_t>(y1 / kTile)};
+  // Pixel coordinates are in the viewport (not negative): tiles by a shift.
+  PrimBounds bounds_of(int x0, int y0, int x1, int y1) const {
+    return {static_cast<std::int16_t>(y0),
+            static_cast<std::int16_t>(y1),
+            static_cast<std::uint8_t>(x0 >> tile_shift),
+            static_cast<std::uint8_t>(y0 >> tile_shift),
+            static_cast<std::uint8_t>(x1 >> tile_shift),
+            static_cast<std::uint8_t>(y1 >> tile_shift)};
   }
+  int tile_shift = std::countr_zero(unsigned{raster::kTileSize});  // log2 of the tile size
   // Where the next triangle is set up in place (no copy of a whole Triangle each), or null when
   // the batch is full (overflow: it grows and runs again); commit_triangle() keeps it.
   Triangle* next_triangle() {
@@ -317,9 +328,8 @@ void transform_and_light(std::span<const Vertex> in, const VertexOverride* over,
 struct Renderer::Impl {
   RendererConfig config;
   raster::Viewport viewport;
-  // Tiles are kTile pixels a side. (Not smaller for more workers: raster interpolates from a
-  // tile's corner, so the tile size is part of the image.)
-  int tile = kTile;
+  int tile = kTile;  // kTile or kBigTile (choose_tile())
+  int strip_rows = kTile / kStripsPerTile;
   int tiles_x = 0;
   int tiles_y = 0;
   int tile_count = 0;
@@ -377,7 +387,7 @@ struct Renderer::Impl {
   std::vector<std::uint32_t> tile_load;   // bin entries per tile this frame
   std::vector<std::uint32_t> tile_order;  // tiles by descending load
   // The raster pass's jobs, busiest first: tile << 8 | strip (0: the whole tile; s > 0: its
-  // rows [(s - 1) kStripRows, s kStripRows), see raster_pass()).
+  // rows [(s - 1) strip_rows, s strip_rows), see raster_pass()).
   std::vector<std::uint32_t> raster_items;
   std::vector<TileCounts> item_counts;  // per raster item this pass
   // Whether geometry leaves triangles' planes to the tiles (raster_deferred.h): decided from the
@@ -458,12 +468,26 @@ struct Renderer::Impl {
   }
 
   void use_tile(int size) {
-    // Binning computes tiles with the constant (PrimBounds): a shift, not a division.
-    SPINDLE_ASSERT(size == kTile, "renderer: tiles are raster::kTileSize pixels a side");
+    SPINDLE_ASSERT(size == kTile || size == kBigTile, "renderer: tiles are 64 or 128 pixels");
     tile = size;
+    strip_rows = size / kStripsPerTile;
     tiles_x = (config.width + size - 1) / size;
     tiles_y = (config.height + size - 1) / size;
     tile_count = tiles_x * tiles_y;
+    // Binning computes tiles with a shift (PrimBounds), not a division.
+    const int shift =
+        size == kTile ? std::countr_zero(unsigned{kTile}) : std::countr_zero(unsigned{kBigTile});
+    for (Batch& b : batches) b.tile_shift = shift;
+    debug_batch.tile_shift = shift;
+  }
+  // Big tiles where there are at least kBigTilesPerWorker of them per worker, so that every
+  // worker still has tiles to take; the per-tile arrays are sized for small ones.
+  void choose_tile(std::uint32_t workers) {
+    const int big =
+        ((config.width + kBigTile - 1) / kBigTile) * ((config.height + kBigTile - 1) / kBigTile);
+    const bool use_big = std::uint64_t(big) >= std::uint64_t{kBigTilesPerWorker} * workers;
+    const int size = use_big ? kBigTile : kTile;
+    if (size != tile) use_tile(size);
   }
 
   bool ordering_table() const { return config.path == RenderPath::OrderingTable; }
@@ -755,9 +779,9 @@ struct Renderer::Impl {
       const PrimBounds& r = bounds[i];
       for (int ty = r.ty0; ty <= r.ty1; ++ty) {
         // The strips of tile row ty that rows [min_y, max_y] touch.
-        const int top = ty * kTile;
-        const int first = (std::max<int>(r.min_y, top) - top) / kStripRows;
-        const int last = (std::min<int>(r.max_y, top + kTile - 1) - top) / kStripRows;
+        const int top = ty * tile;
+        const int first = (std::max<int>(r.min_y, top) - top) / strip_rows;
+        const int last = (std::min<int>(r.max_y, top + tile - 1) - top) / strip_rows;
         const std::uint32_t strips = ((2u << last) - 1) & ~((1u << first) - 1);
         const std::uint32_t entry = ref | strips << kEntryIndexBits;
         for (int tx = r.tx0; tx <= r.tx1; ++tx) b.entries[off[ty * tiles_x + tx]++] = entry;
@@ -942,7 +966,7 @@ struct Renderer::Impl {
 
   // One pass over the tiles, busiest first (by binned triangles) so the last jobs to start are
   // short ones; the order cannot change the image, tiles are independent. A tile with more than
-  // kSplitAboveMean times the average load is drawn as strips of kStripRows rows, each a job of
+  // kSplitAboveMean times the average load is drawn as strips of strip_rows rows, each a job of
   // its own: every strip draws the tile's triangles in the same order, clipped to its rows, so
   // the image cannot change either. A crowd's busiest tile took 2 ms of a 17 ms pass (recorded
   // on 2 workers), twice what the whole pass gives each of 16 workers. Which tiles split
@@ -974,7 +998,7 @@ struct Renderer::Impl {
         continue;
       }
       const raster::TileTarget whole = tile_target(static_cast<int>(t));
-      for (int strip = 1; (strip - 1) * kStripRows < whole.y1 - whole.y0; ++strip, ++strips)
+      for (int strip = 1; (strip - 1) * strip_rows < whole.y1 - whole.y0; ++strip, ++strips)
         raster_items[items++] = t << 8 | static_cast<std::uint32_t>(strip);
     }
     // The items are the split, fixed by the image, whatever the workers.
@@ -1045,13 +1069,13 @@ struct Renderer::Impl {
   }
 
   // first: clear the tile first (the frame's first pass); last: draw the debug batch after.
-  // strip: 0 for the whole tile, s > 0 for its rows [(s - 1) kStripRows, s kStripRows).
+  // strip: 0 for the whole tile, s > 0 for its rows [(s - 1) strip_rows, s strip_rows).
   void raster_tile(int t, std::uint32_t strip, bool first, bool last, TileCounts& counts) {
     raster::take_pixel_count();
     raster::TileTarget tile = tile_target(t);
     if (strip > 0) {
-      tile.y0 += static_cast<int>(strip - 1) * kStripRows;
-      tile.y1 = std::min(tile.y1, tile.y0 + kStripRows);
+      tile.y0 += static_cast<int>(strip - 1) * strip_rows;
+      tile.y1 = std::min(tile.y1, tile.y0 + strip_rows);
     }
     if (first) {
       raster::clear_tile(tile, packed_rgba(config.clear_color), 1.0f);
@@ -1279,6 +1303,7 @@ void Renderer::prepare(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_
 
 void Renderer::geometry(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t tag) {
   Impl& m = *impl_;
+  m.choose_tile(jobs.worker_count());
   const std::size_t n = m.prep.draw_list().size();
   Stats& s = m.stats;
   s.batches = 0;

@@ -407,6 +407,55 @@ TEST(Renderer, ABusyTileDrawnInStripsKeepsTheImage) {
       [&](jobs::Mode m, std::uint32_t w) { return render_busy_tile(m, w, nullptr); });
 }
 
+// The renderer's tiles are 128 pixels a side where there are at least 8 of those per worker, 64
+// otherwise: at 512x256, one worker gets 8 big tiles and two get 32 small ones. The image must
+// not depend on which: the same scene as above (busy tiles drawn in strips, translucent glass,
+// debug lines), with either path.
+std::uint64_t render_either_tiles(jobs::Mode mode, std::uint32_t workers, RenderPath path,
+                                  Renderer::Stats& stats) {
+  jobs::JobSystem js(job_config(mode, workers));
+  Renderer r({.width = 512, .height = 256, .path = path});
+  const test::SceneIds ids = test::build_scene(r);
+  const MaterialId materials[] = {ids.textured, ids.flat, ids.unlit, ids.glass};
+  std::uint64_t hash = 0;
+  for (int frame = 0; frame < 2; ++frame) {
+    const std::span<DrawCommand> draws = r.begin_frame(300);
+    std::mt19937 rng(11 + frame);
+    std::uniform_real_distribution<float> near(-0.8f, 0.8f), wide(-4.0f, 4.0f), depth(-3.0f, 1.0f);
+    for (std::uint32_t i = 0; i < draws.size(); ++i) {
+      const bool crowded = i < 200;
+      const float x = crowded ? near(rng) : wide(rng);
+      const float y = crowded ? 0.75f * near(rng) : 0.6f * wide(rng);
+      glm::mat4 m = glm::translate(glm::mat4(1.0f), {x, y, depth(rng)});
+      m = glm::rotate(m, 0.7f * static_cast<float>(i), glm::normalize(glm::vec3(1.0f, 2.0f, 0.5f)));
+      m = glm::scale(m, glm::vec3(crowded ? 0.25f : 0.6f));
+      draws[i] = {
+          .mesh = (i % 2) ? ids.sphere : ids.cube, .material = materials[i % 4], .model = m};
+    }
+    r.debug().box({0.0f, 0.0f, -1.0f}, {1.0f, 0.8f, 1.0f}, rgba(255, 255, 0));
+    r.render(js);
+    hash = hash * 31 + r.image_hash();
+  }
+  stats = r.stats();
+  return hash;
+}
+
+TEST(Renderer, BigAndSmallTilesGiveTheSameImage) {
+  for (RenderPath path : {RenderPath::DepthBuffer, RenderPath::OrderingTable}) {
+    Renderer::Stats big, small;
+    const std::uint64_t one = render_either_tiles(jobs::Mode::Single, 1, path, big);
+    const std::uint64_t two = render_either_tiles(jobs::Mode::Dynamic, 2, path, small);
+    EXPECT_EQ(big.tiles, 8u) << "one worker: 128-pixel tiles";
+    EXPECT_EQ(small.tiles, 32u) << "two workers: 64-pixel tiles";
+    EXPECT_GT(big.pixels, 512u * 256u / 4);
+    if (path == RenderPath::DepthBuffer) {
+      EXPECT_GT(big.tile_strips, 0u) << "strips of a busy big tile";
+      EXPECT_GT(small.tile_strips, 0u) << "strips of a busy small tile";
+    }
+    EXPECT_EQ(one, two) << (path == RenderPath::DepthBuffer ? "depth buffer" : "ordering table");
+  }
+}
+
 TEST(Renderer, GoldenImages) {
   jobs::JobSystem js(job_config(jobs::Mode::Single, 1));
   for (RenderPath path : {RenderPath::DepthBuffer, RenderPath::OrderingTable}) {
