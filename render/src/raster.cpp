@@ -558,14 +558,16 @@ SPINDLE_AVX2_INLINE Axis8 bilinear_axis8_pow2(v8f u, const Axis8Size& a) {
 
 // The 8-byte texel pairs at texels + at[k], k = a, b, c, d, in the four 64-bit lanes: broadcast
 // loads and blends, which need no shuffle.
+// (A function, not a lambda: lambdas do not take the enclosing function's target.)
+SPINDLE_AVX2_INLINE __m256i texel_pair(const std::uint32_t* texels, std::int32_t at) {
+  return _mm256_broadcastq_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(texels + at)));
+}
 SPINDLE_AVX2_INLINE __m256i pairs4(const std::uint32_t* texels, const std::int32_t* at, int a,
                                    int b, int c, int d) {
-  const auto pair = [&](int k) {
-    return _mm256_broadcastq_epi64(
-        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(texels + at[k])));
-  };
-  const __m256i low = _mm256_blend_epi32(pair(a), pair(b), 0x0c);
-  const __m256i high = _mm256_blend_epi32(pair(c), pair(d), 0xc0);
+  const __m256i low =
+      _mm256_blend_epi32(texel_pair(texels, at[a]), texel_pair(texels, at[b]), 0x0c);
+  const __m256i high =
+      _mm256_blend_epi32(texel_pair(texels, at[c]), texel_pair(texels, at[d]), 0xc0);
   return _mm256_blend_epi32(low, high, 0xf0);
 }
 
@@ -706,9 +708,6 @@ SPINDLE_AVX2_INLINE __m256i lane_indices(const std::uint8_t (&lanes)[8]) {
 SPINDLE_AVX2_INLINE v8i mask_of(int bits) {
   const v8i lane_bit = {1, 2, 4, 8, 16, 32, 64, 128};
   return (splat8_i(bits) & lane_bit) == lane_bit;
-}
-SPINDLE_AVX2_INLINE v8f permute8(v8f v, __m256i index) {
-  return reinterpret_cast<v8f>(_mm256_permutevar8x32_ps(reinterpret_cast<__m256>(v), index));
 }
 SPINDLE_AVX2_INLINE v8u permute8(v8u v, __m256i index) {
   return reinterpret_cast<v8u>(_mm256_permutevar8x32_epi32(reinterpret_cast<__m256i>(v), index));
