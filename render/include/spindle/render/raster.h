@@ -40,7 +40,10 @@ struct ClipVertex {
   glm::vec2 uv{0.0f};
 };
 
-inline constexpr int kTileSize = 64;  // a screen tile is kTileSize x kTileSize pixels
+// A screen tile is kTileSize x kTileSize pixels (tile_bounds()). The Renderer uses tiles of
+// kTileSize or 2 kTileSize a side (the larger where a frame has enough of them for its workers);
+// rasterize_triangle() draws into any TileTarget rectangle, and the image does not depend on it.
+inline constexpr int kTileSize = 64;
 
 enum class CullMode : std::uint8_t { None, Back };
 enum class BlendMode : std::uint8_t { Opaque, Alpha };  // Alpha: src * a + dst * (1 - a)
