@@ -940,13 +940,80 @@ float block_max_depth(const TileTarget& tile, int bx, int by) {
   return m;
 }
 
-// The eight-pixel path's queue for one triangle in one tile (kWide), or nothing.
-template <bool kWide>
-struct WideQueue {};
+// One block on the four-pixel path (4-pixel groups of the block that meet [x0, x1]; each stays
+// inside its row's stride), and its coarse depth brought up to date.
+template <int kVariant>
+void draw_block_four(const Shader& s, const TileTarget& tile, int bx, int by, int ry0, int ry1,
+                     int x0, int x1, bool partial, const std::int32_t* e, const std::int32_t* ea,
+                     const std::int32_t* eb, float* block_max, std::uint64_t& written) {
+  const std::uint64_t before = written;
+  const int g0 = bx + 3 < x0 ? 1 : 0;
+  const int g1 = bx + 4 > x1 ? 0 : 1;
+  const v4i lane = {0, 1, 2, 3};
+  v4i lane_x_mask[2];
+  for (int g = 0; g < 2; ++g) {
+    const v4i x = simd::splat_i(bx + 4 * g) + lane;
+    lane_x_mask[g] = (x >= x0) & (x <= x1);
+  }
+  if (partial)
+    draw_block<true, kVariant>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb, written);
+  else
+    draw_block<false, kVariant>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb, written);
+  if (block_max != nullptr && s.depth_write && written != before)
+    *block_max = block_max_depth(tile, bx, by);
+}
+
+// The triangle's part of the tile, block by block, with shader variant kVariant. (Small
+// triangles of the general variants are most of what comes here: a branch per block that ends
+// early is cheaper for them than sorting a row of blocks out first, as walk_wide() does.)
+template <int kVariant>
+void walk_four(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y1) {
+  const Triangle& t = *s.t;
+  std::uint64_t written = 0;
+  for (int by = y0 & ~(kBlock - 1); by <= y1; by += kBlock) {
+    const int ry0 = std::max(by, y0), ry1 = std::min(by + kBlock - 1, y1);
+    for (int bx = x0 & ~(kBlock - 1); bx <= x1; bx += kBlock) {
+      // Hidden behind everything already in the block: nothing to look at (the cheapest test
+      // first; it is what most triangles of a deep scene fail).
+      float* block_max = nullptr;
+      if (tile.block_max_depth != nullptr) {
+        block_max =
+            tile.block_max_depth + (by / kDepthBlock) * tile.block_stride + bx / kDepthBlock;
+        if (s.depth_test && !(t.min_depth < *block_max)) continue;  // hidden behind the block
+      }
+      std::int32_t e[3], ea[3], eb[3];
+      bool partial = false, rejected = false;
+      for (int i = 0; i < 3; ++i) {
+        const std::int64_t a = t.edge_a[i], b = t.edge_b[i];
+        const std::int64_t v = t.edge_c[i] + a * (bx - t.min_x) + b * (by - t.min_y);
+        const std::int64_t lo =
+            v + (std::min<std::int64_t>(a, 0) + std::min<std::int64_t>(b, 0)) * (kBlock - 1);
+        const std::int64_t hi =
+            v + (std::max<std::int64_t>(a, 0) + std::max<std::int64_t>(b, 0)) * (kBlock - 1);
+        if (hi < 0) {
+          rejected = true;
+          break;
+        }
+        if (lo >= 0) {  // the whole block is inside this edge
+          e[i] = ea[i] = eb[i] = 0;
+        } else {  // |v| is below the edge's change across the block: fits int32
+          e[i] = static_cast<std::int32_t>(v);
+          ea[i] = t.edge_a[i];
+          eb[i] = t.edge_b[i];
+          partial = true;
+        }
+      }
+      if (rejected) continue;
+      draw_block_four<kVariant>(s, tile, bx, by, ry0, ry1, x0, x1, partial, e, ea, eb, block_max,
+                                written);
+    }
+  }
+  t_pixels_written += written;
+}
 
 #if SPINDLE_RASTER_AVX2
-template <>
-struct WideQueue<true> {
+// The eight-pixel path's queue for one triangle in one tile.
+struct WideQueue {
   BatchShader shader;
   PixelQueue& q = t_queue;
   std::uint64_t written = 0;
@@ -970,16 +1037,18 @@ struct WideQueue<true> {
     written += flush_queue8(s, shader, tile, q);
   }
 };
-#endif
 
-// The triangle's part of the tile, block by block, with shader variant kVariant; with the
-// eight-pixel queue (kWide), blocks whose columns are all in the tile go through it.
-template <int kVariant, bool kWide>
-inline void walk_blocks(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y1,
-                        WideQueue<kWide>& wide) {
+// walk_four() on the eight-pixel path (the bilinear one-colour variant on an AVX2 CPU). A row of
+// blocks is sorted out first, without a branch per block (which way each goes is as good as
+// random for triangles that span several blocks): hidden behind everything already in the block,
+// outside an edge (both nothing to draw), or cut by an edge (its pixels tested). Blocks whose
+// columns are all in the tile go into the queue, others to the four-pixel path. Compiled as a
+// whole for AVX2 (flatten), so that the queue's code is inlined into the walk.
+SPINDLE_AVX2 __attribute__((flatten)) void walk_wide(const Shader& s, const TileTarget& tile,
+                                                     int x0, int x1, int y0, int y1) {
   const Triangle& t = *s.t;
+  WideQueue wide(s);
   std::uint64_t written = 0;
-  const v4i lane = {0, 1, 2, 3};
   // Per edge, over the walk: the change of its value from one block to the next, and the offsets
   // from a block's top-left value to its least and greatest over the 8x8 block.
   std::int64_t step[3], least[3], greatest[3];
@@ -1006,9 +1075,6 @@ inline void walk_blocks(const Shader& s, const TileTarget& tile, int x0, int x1,
                            : tile.block_max_depth + (by / kDepthBlock) * tile.block_stride +
                                  bx_first / kDepthBlock;
     for (int k0 = 0; k0 < blocks; k0 += 32) {
-      // The row's blocks sorted out first, without a branch each (which way each goes is as good
-      // as random): hidden behind everything already in the block, outside an edge (both are
-      // nothing to draw), or cut by an edge (drawn testing edges per pixel).
       const int count = std::min(32, blocks - k0);
       std::uint32_t shown = 0, cut = 0;
       for (int j = 0; j < count; ++j) {
@@ -1037,48 +1103,15 @@ inline void walk_blocks(const Shader& s, const TileTarget& tile, int x0, int x1,
           ea[i] = inside ? 0 : edge_a[i];
           eb[i] = inside ? 0 : edge_b[i];
         }
-        if constexpr (kWide) {
-          if (wide.queue(s, tile, bx, by, ry0, ry1, x0, x1, partial, e, ea, eb))
-            continue;  // its coarse depth is updated when the queue is flushed
-        }
-        const std::uint64_t before = written;
-        {
-          // 4-pixel groups of the block that meet [x0, x1]; each stays inside its row's stride.
-          const int g0 = bx + 3 < x0 ? 1 : 0;
-          const int g1 = bx + 4 > x1 ? 0 : 1;
-          v4i lane_x_mask[2];
-          for (int g = 0; g < 2; ++g) {
-            const v4i x = simd::splat_i(bx + 4 * g) + lane;
-            lane_x_mask[g] = (x >= x0) & (x <= x1);
-          }
-          if (partial) {
-            draw_block<true, kVariant>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb,
-                                       written);
-          } else {
-            draw_block<false, kVariant>(s, tile, bx, by, ry0, ry1, g0, g1, lane_x_mask, e, ea, eb,
-                                        written);
-          }
-        }
-        float* block_max = block_row == nullptr ? nullptr : block_row + k;
-        if (block_max != nullptr && s.depth_write && written != before)
-          *block_max = block_max_depth(tile, bx, by);
+        // A queued block's coarse depth is updated when the queue is flushed.
+        if (!wide.queue(s, tile, bx, by, ry0, ry1, x0, x1, partial, e, ea, eb))
+          draw_block_four<kConstBilinear>(s, tile, bx, by, ry0, ry1, x0, x1, partial, e, ea, eb,
+                                          block_row == nullptr ? nullptr : block_row + k, written);
       }
     }
   }
-  if constexpr (kWide) {
-    wide.flush(s, tile);
-    written += wide.written;
-  }
-  t_pixels_written += written;
-}
-
-#if SPINDLE_RASTER_AVX2
-// walk() on the eight-pixel path (the bilinear one-colour variant on an AVX2 CPU), compiled as a
-// whole for AVX2 (flatten) so that the queue's code is inlined into the block walk.
-SPINDLE_AVX2 __attribute__((flatten)) void walk_wide(const Shader& s, const TileTarget& tile,
-                                                     int x0, int x1, int y0, int y1) {
-  WideQueue<true> wide(s);
-  walk_blocks<kConstBilinear, true>(s, tile, x0, x1, y0, y1, wide);
+  wide.flush(s, tile);
+  t_pixels_written += written + wide.written;
 }
 #endif
 
@@ -1092,8 +1125,7 @@ void walk(const Shader& s, const TileTarget& tile, int x0, int x1, int y0, int y
     }
   }
 #endif
-  WideQueue<false> none;
-  walk_blocks<kVariant, false>(s, tile, x0, x1, y0, y1, none);
+  walk_four<kVariant>(s, tile, x0, x1, y0, y1);
 }
 
 }  // namespace
