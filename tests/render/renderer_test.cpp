@@ -366,6 +366,26 @@ void expect_golden(const Image& img, const std::string& name) {
   }
 }
 
+// The first `crowded` draws small and around the middle of the image, the rest spread wide, of
+// every material; a debug box on top.
+void submit_crowded(Renderer& r, const test::SceneIds& ids, std::uint32_t count,
+                    std::uint32_t crowded, std::uint32_t seed) {
+  const MaterialId materials[] = {ids.textured, ids.flat, ids.unlit, ids.glass};
+  const std::span<DrawCommand> draws = r.begin_frame(count);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> near(-0.8f, 0.8f), wide(-4.0f, 4.0f), depth(-3.0f, 1.0f);
+  for (std::uint32_t i = 0; i < draws.size(); ++i) {
+    const bool small = i < crowded;
+    const float x = small ? near(rng) : wide(rng);
+    const float y = small ? 0.75f * near(rng) : 0.6f * wide(rng);
+    glm::mat4 m = glm::translate(glm::mat4(1.0f), {x, y, depth(rng)});
+    m = glm::rotate(m, 0.7f * static_cast<float>(i), glm::normalize(glm::vec3(1.0f, 2.0f, 0.5f)));
+    m = glm::scale(m, glm::vec3(small ? 0.25f : 0.6f));
+    draws[i] = {.mesh = (i % 2) ? ids.sphere : ids.cube, .material = materials[i % 4], .model = m};
+  }
+  r.debug().box({0.0f, 0.0f, -1.0f}, {1.0f, 0.8f, 1.0f}, rgba(255, 255, 0));
+}
+
 // 150 small objects crowded around the middle of the image, 10 spread wide: one or two tiles
 // hold most of the triangles.
 std::uint64_t render_busy_tile(jobs::Mode mode, std::uint32_t workers, Renderer::Stats* stats,
@@ -373,20 +393,7 @@ std::uint64_t render_busy_tile(jobs::Mode mode, std::uint32_t workers, Renderer:
   jobs::JobSystem js(job_config(mode, workers));
   Renderer r({.width = 256, .height = 192});
   const test::SceneIds ids = test::build_scene(r);
-  const MaterialId materials[] = {ids.textured, ids.flat, ids.unlit, ids.glass};
-  const std::span<DrawCommand> draws = r.begin_frame(160);
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> near(-0.8f, 0.8f), wide(-4.0f, 4.0f), depth(-3.0f, 1.0f);
-  for (std::uint32_t i = 0; i < draws.size(); ++i) {
-    const bool crowded = i < 150;
-    const float x = crowded ? near(rng) : wide(rng);
-    const float y = crowded ? 0.75f * near(rng) : 0.6f * wide(rng);
-    glm::mat4 m = glm::translate(glm::mat4(1.0f), {x, y, depth(rng)});
-    m = glm::rotate(m, 0.7f * static_cast<float>(i), glm::normalize(glm::vec3(1.0f, 2.0f, 0.5f)));
-    m = glm::scale(m, glm::vec3(crowded ? 0.25f : 0.6f));
-    draws[i] = {.mesh = (i % 2) ? ids.sphere : ids.cube, .material = materials[i % 4], .model = m};
-  }
-  r.debug().box({0.0f, 0.0f, -1.0f}, {1.0f, 0.8f, 1.0f}, rgba(255, 255, 0));
+  submit_crowded(r, ids, 160, 150, 7);
   r.render(js);
   if (stats != nullptr) *stats = r.stats();
   if (image != nullptr) *image = r.image();
@@ -416,23 +423,9 @@ std::uint64_t render_either_tiles(jobs::Mode mode, std::uint32_t workers, Render
   jobs::JobSystem js(job_config(mode, workers));
   Renderer r({.width = 512, .height = 256, .path = path});
   const test::SceneIds ids = test::build_scene(r);
-  const MaterialId materials[] = {ids.textured, ids.flat, ids.unlit, ids.glass};
   std::uint64_t hash = 0;
   for (int frame = 0; frame < 2; ++frame) {
-    const std::span<DrawCommand> draws = r.begin_frame(300);
-    std::mt19937 rng(11 + frame);
-    std::uniform_real_distribution<float> near(-0.8f, 0.8f), wide(-4.0f, 4.0f), depth(-3.0f, 1.0f);
-    for (std::uint32_t i = 0; i < draws.size(); ++i) {
-      const bool crowded = i < 200;
-      const float x = crowded ? near(rng) : wide(rng);
-      const float y = crowded ? 0.75f * near(rng) : 0.6f * wide(rng);
-      glm::mat4 m = glm::translate(glm::mat4(1.0f), {x, y, depth(rng)});
-      m = glm::rotate(m, 0.7f * static_cast<float>(i), glm::normalize(glm::vec3(1.0f, 2.0f, 0.5f)));
-      m = glm::scale(m, glm::vec3(crowded ? 0.25f : 0.6f));
-      draws[i] = {
-          .mesh = (i % 2) ? ids.sphere : ids.cube, .material = materials[i % 4], .model = m};
-    }
-    r.debug().box({0.0f, 0.0f, -1.0f}, {1.0f, 0.8f, 1.0f}, rgba(255, 255, 0));
+    submit_crowded(r, ids, 300, 200, 11 + static_cast<std::uint32_t>(frame));
     r.render(js);
     hash = hash * 31 + r.image_hash();
   }
