@@ -1001,7 +1001,8 @@ struct Renderer::Impl {
       for (int strip = 1; (strip - 1) * strip_rows < whole.y1 - whole.y0; ++strip, ++strips)
         raster_items[items++] = t << 8 | static_cast<std::uint32_t>(strip);
     }
-    // The items are the split, fixed by the image, whatever the workers.
+    // The items are the split: fixed by the image and the tile size (which the worker count
+    // picks), whatever the mode. The image depends on neither.
     core::for_each_chunk(
         jobs, items, {"render_raster", tag, jobs::Priority::Normal, true}, [&](std::uint32_t k) {
           const std::uint32_t item = raster_items[k];
