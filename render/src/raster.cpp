@@ -675,14 +675,15 @@ SPINDLE_AVX2_INLINE v8u sample_modulate4x2(const MipLevel& l, v8f u, v8f v, cons
               modulate(sample_bilinear4(l, high_half(u), high_half(v)), low_half_u(m.c)));
 }
 
+float block_max_depth(const TileTarget& tile, int bx, int by);
+
 // The bilinear one-colour variant on eight pixels at a time, with every lane used. Rows of
 // partly covered blocks average about half their lanes covered, so shading them a row at a time
 // wastes half the work. Instead the rows of a triangle's blocks in the tile pack their covered,
-// depth-tested pixels' positions into a batch held in registers; each full batch of eight is
-// shaded at once into a queue of colours, and when the triangle is done each row takes its
-// colours back out of the queue. Every lane computes what the four-pixel path does for its
-// pixel: plane values per lane are (base + dy * fy) + dx * fx, the row-wise path's operations
-// in its order.
+// depth-tested pixels' positions into a queue (queue_block8()); when the triangle is done, or the
+// queue full, the queue is shaded eight pixels at a time and each row takes its colours back out
+// of it (flush_queue8()). Every lane computes what the four-pixel path does for its pixel: plane
+// values per lane are (base + dy * fy) + dx * fx, the row-wise path's operations in its order.
 
 // Lane permutations for an 8-bit row mask, one byte per lane: compress[m] moves the set lanes of
 // m to the front, in order; expand[m] moves lane k of a packed vector to the k-th set lane.
@@ -769,8 +770,8 @@ struct BatchShader {
   }
 };
 
-// Packs the covered, depth-tested pixels of one block whose eight columns are in the tile into
-// the queue, shading each batch as it fills.
+// Packs the positions of the covered, depth-tested pixels of one block whose eight columns are
+// in the tile into the queue, with a row record to write them back by.
 template <bool kEdges>
 SPINDLE_AVX2 void queue_block8(const Shader& s, const TileTarget& tile, int bx, int by, int ry0,
                                int ry1, int x0, int x1, const std::int32_t* e,
@@ -823,19 +824,7 @@ SPINDLE_AVX2 void queue_block8(const Shader& s, const TileTarget& tile, int bx, 
   q.block_count += n != first;  // only blocks with pixels get their coarse depth updated
 }
 
-// The farthest depth of a block whose eight columns are in the tile.
-SPINDLE_AVX2 float block_max_depth8(const TileTarget& tile, int bx, int by) {
-  const int y_end = std::min(by + kDepthBlock, tile.y1);
-  v8f m = splat8(0.0f);
-  for (int y = by; y < y_end; ++y) {
-    const v8f d = load8_f(tile.depth + static_cast<std::ptrdiff_t>(y) * tile.stride + bx);
-    m = m > d ? m : d;
-  }
-  const v4f h = simd::vmax(low_half(m), high_half(m));
-  return std::max(std::max(h[0], h[1]), std::max(h[2], h[3]));
-}
-
-// Shades the last batch, writes each row's pixels and depths, and brings the queued blocks'
+// Shades the queued pixels, writes each row's pixels and depths, and brings the queued blocks'
 // coarse depths up to date. Returns the pixels written.
 SPINDLE_AVX2 std::uint64_t flush_queue8(const Shader& s, const BatchShader& shader,
                                         const TileTarget& tile, PixelQueue& q) {
@@ -897,7 +886,7 @@ SPINDLE_AVX2 std::uint64_t flush_queue8(const Shader& s, const BatchShader& shad
     for (int b = 0; b < q.block_count; ++b) {
       const int bx = q.blocks[b][0], by = q.blocks[b][1];
       tile.block_max_depth[(by / kDepthBlock) * tile.block_stride + bx / kDepthBlock] =
-          block_max_depth8(tile, bx, by);
+          block_max_depth(tile, bx, by);
     }
   }
   q.pixels = q.row_count = q.block_count = 0;
@@ -917,10 +906,6 @@ bool cpu_has_avx2() {
 const bool g_wide_available = cpu_has_avx2();
 bool g_wide = g_wide_available;
 
-// The eight-pixel path, where it applies: the bilinear one-colour variant on an AVX2 CPU. It
-// takes the blocks whose eight columns are all in the tile (a column outside [x0, x1] is read
-// and written back unchanged, which only this tile's job may do). Their pixels are written when
-// the queue is flushed: when it is full, and at the end of the triangle.
 // The farthest depth of the 8x8 block at (bx, by), over its pixels inside the tile.
 float block_max_depth(const TileTarget& tile, int bx, int by) {
   const int x_end = std::min(bx + kDepthBlock, tile.x1);
