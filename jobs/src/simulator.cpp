@@ -93,6 +93,19 @@ class Simulation {
       // Not yet spawned (1) plus every dependency; node 0 starts the frame.
       start_pending_[i] = i == 0 ? 0 : 1 + g_.nodes[i].deps;
     }
+    // A stage's own time, by tag: the planner plans a stage's split from the stage's whole cost
+    // (EngineConfig::min_chunk_us against all of its jobs), and every parallel_for of the stage
+    // uses that split, short passes included.
+    std::vector<std::uint64_t> tag_ns(kMaxTags, 0);
+    for (const JobGraph::Range& range : g_.ranges)
+      tag_ns[std::min<std::uint32_t>(range.tag, kMaxTags - 1)] += range.ns;
+    for (std::size_t i = 1; i < n; ++i) {  // jobs outside ranges (a range's are in its ns)
+      const JobGraph::Node& node = g_.nodes[i];
+      if (node.range != kNone) continue;
+      for (std::uint32_t k = node.first_item; k < node.first_item + node.items; ++k)
+        if (g_.items[k].kind == Kind::Compute)
+          tag_ns[std::min<std::uint32_t>(node.tag, kMaxTags - 1)] += g_.items[k].ns;
+    }
     range_done_.assign(g_.ranges.size(), 0);
     range_left_.assign(g_.ranges.size(), 0);
     leaves_.assign(g_.ranges.size(), 1);
@@ -113,8 +126,11 @@ class Simulation {
                                          std::max<std::uint32_t>(g_.workers, 1));
         k = static_cast<std::uint64_t>(std::max(1.0, scaled));
         if (k > range.pieces) {
+          // Untagged work has no stage: its own cost.
+          const std::uint64_t stage_ns =
+              range.tag == 0 ? range.ns : tag_ns[std::min<std::uint32_t>(range.tag, kMaxTags - 1)];
           const double by_cost = c_.min_chunk_ns > 0
-                                     ? std::floor(static_cast<double>(range.ns) / c_.min_chunk_ns)
+                                     ? std::floor(static_cast<double>(stage_ns) / c_.min_chunk_ns)
                                      : static_cast<double>(k);
           k = std::min<std::uint64_t>(
               k, std::max<std::uint64_t>(range.pieces, static_cast<std::uint64_t>(by_cost)));

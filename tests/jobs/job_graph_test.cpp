@@ -489,6 +489,45 @@ TEST(Simulator, RangesAreCutAgainForMoreWorkers) {
   EXPECT_EQ(sim(g, SimPolicy::Static, 2), 33'000u);
 }
 
+TEST(Simulator, AShortPassOfACostlyStageIsCutAsTheStageIs) {
+  // One stage (tag 3), recorded on 2 workers: a pass of 400 us, then a pass of 40 us, each 4
+  // pieces over 400 items. The stage planner plans the stage's split from its whole cost (440 us
+  // is worth 22 chunks of 20 us), and both passes use it: on 8 workers the short pass is cut as
+  // finely as the long one, not kept at the 2 chunks of 20 us its own cost would allow.
+  JobGraph g;
+  g.workers = 2;
+  g.nodes.resize(1);
+  g.items = {{Kind::SpawnRange, 0, 0, 0},
+             {Kind::Wait, 0, 1, 0},
+             {Kind::SpawnRange, 1, 0, 0},
+             {Kind::Wait, 1, 1, 0}};
+  g.nodes[0].items = 4;
+  g.deps = {{true, 0}, {true, 1}};
+  JobGraph::Range r;
+  r.begin = 0;
+  r.end = 400;
+  r.pieces = 4;
+  r.jobs = 4;
+  r.tag = 3;
+  r.resplittable = true;
+  JobGraph::Range big = r, small = r;
+  big.ns = 400'000;
+  small.ns = 40'000;
+  small.first_piece = 4;
+  g.ranges = {big, small};
+  for (std::uint64_t p = 0; p < 4; ++p) g.pieces.push_back({p * 100, p * 100 + 100, 100'000});
+  for (std::uint64_t p = 0; p < 4; ++p) g.pieces.push_back({p * 100, p * 100 + 100, 10'000});
+  g.work_ns = 440'000;
+  // 8 workers: 16 pieces per pass (4 x 8 / 2), 25 us and 2.5 us: 50 + 5 us.
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 8, 0, true, 20'000), 55'000u);
+  // Another stage's short pass keeps to its own cost: the recorded 4 pieces, 10 us each.
+  g.ranges[1].tag = 4;
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 8, 0, true, 20'000), 60'000u);
+  // Untagged: its own cost too.
+  g.ranges[1].tag = 0;
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 8, 0, true, 20'000), 60'000u);
+}
+
 TEST(Simulator, TheCriticalPathIsTheLongestChainByTag) {
   // Node 0 computes 5 (tag 0), spawns a (10, tag 3) and b (20, tag 4), waits, computes 1.
   JobGraph g = fork_join({10, 20});
