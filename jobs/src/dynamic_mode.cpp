@@ -67,6 +67,10 @@ class DynamicMode final : public ModeImpl {
   void submit_range(RangeTask& task, std::size_t grain, std::uint32_t /*self*/) override {
     scheduler_.split_recursively(task, grain);
   }
+  // Only the active participants are handed work.
+  std::uint32_t range_jobs(std::uint32_t /*self*/) const override {
+    return scheduler_.active_workers();
+  }
 
   // The oldest of our own deque (its top, as a thief takes it): the slot after the last one we
   // took, where the pool looks next.

@@ -206,8 +206,9 @@ void JobSystem::wait(std::span<Counter* const> counters) {
 
 void JobSystem::submit_range(Counter& counter, const JobDesc& desc, std::size_t begin,
                              std::size_t end, std::size_t grain,
-                             void (*call)(const void*, std::size_t, std::size_t), const void* fn) {
-  scheduler_->submit_range(counter, desc, begin, end, grain, call, fn);
+                             void (*call)(const void*, std::size_t, std::size_t), const void* fn,
+                             std::atomic<std::size_t>* next) {
+  scheduler_->submit_range(counter, desc, begin, end, grain, call, fn, next);
 }
 
 StagePolicy JobSystem::stage_policy() const {

@@ -40,6 +40,9 @@ class ModeImpl {
   virtual void wait(Counter& counter, std::uint32_t self) = 0;
   // Submits the jobs of a parallel_for over [task.begin, task.end); `grain` as the caller gave it.
   virtual void submit_range(RangeTask& task, std::size_t grain, std::uint32_t self) = 0;
+  // How many jobs a parallel_for whose items are handed out in order (JobDesc::in_order) gets:
+  // the participants that could run one now. The default: every participant.
+  virtual std::uint32_t range_jobs(std::uint32_t self) const;
 
   // Threaded modes. The oldest job queued for `self` alone, or null.
   virtual Job* pop_own(std::uint32_t /*self*/) { return nullptr; }

@@ -364,6 +364,7 @@ void Recorder::convert(JobGraph& out, double ns_per_tick) {
           out.ranges[r].end = e.y;
           out.ranges[r].parent = top->node;
           out.ranges[r].fixed_split = (e.flags & kRangeFixed) != 0;
+          out.ranges[r].in_order = (e.flags & kRangeInOrder) != 0;
           break;
         }
         case EventType::PieceBegin: {
@@ -432,7 +433,9 @@ void Recorder::convert(JobGraph& out, double ns_per_tick) {
     JobGraph::Range& range = out.ranges[r];
     const bool impure = (range.jobs & 0x80000000u) != 0;
     range.jobs &= 0x7fffffffu;
-    range.resplittable = !impure && range.jobs > 0 && range.pieces == range.jobs;
+    // In order: each job took pieces of one item until none were left, however many.
+    range.resplittable =
+        !impure && range.jobs > 0 && (range.pieces == range.jobs || range.in_order);
   }
   for (const Scratch::NodeDep& d : s.node_deps) {
     const std::uint32_t r = out.nodes[d.node].range;
@@ -596,6 +599,10 @@ void Recorder::convert(JobGraph& out, double ns_per_tick) {
     }
     out.items[s.counts[ti.node]++] = item;
   }
+
+  // Pieces were timed in ticks.
+  for (JobGraph::Piece& piece : out.pieces)
+    piece.ns = static_cast<std::uint64_t>(static_cast<double>(piece.ns) * ns_per_tick);
 
   // Times in ns from the start, range totals, the hand-off latency.
   auto ns = [&](std::uint64_t tick) {

@@ -35,7 +35,7 @@ class Recorder {
     End,         // a: job id
     WaitBegin,   // x: counter key
     WaitEnd,     // x: counter key
-    Range,       // x: begin, y: end, a: range id, flags: kRangeFixed
+    Range,       // x: begin, y: end, a: range id, flags: kRangeFixed, kRangeInOrder
     PieceBegin,  // x: begin, y: end, a: range id
     PieceEnd,    // a: range id
   };
@@ -68,6 +68,7 @@ class Recorder {
   static constexpr std::uint8_t kSubmitQueuable = 1;
   // Range's flag: JobDesc::fixed_split.
   static constexpr std::uint8_t kRangeFixed = 1;
+  static constexpr std::uint8_t kRangeInOrder = 2;
   void add(EventType type, std::uint64_t x, std::uint64_t y, std::uint32_t a, std::uint16_t tag = 0,
            std::uint8_t flags = 0) {
     add_at(ticks(), type, x, y, a, tag, flags);

@@ -51,6 +51,18 @@ constexpr std::uint32_t kMaxBatch = 64;
 std::atomic<void (*)()> g_zero_hook{nullptr};
 
 void run_range_task(const RangeTask& task, Recorder& recorder) {
+  const bool record = task.range_id != 0 && recorder.active();
+  if (task.next != nullptr) {
+    const std::size_t items = task.end - task.begin;
+    for (;;) {
+      const std::size_t i = task.next->fetch_add(1, std::memory_order_relaxed);
+      if (i >= items) return;
+      const std::size_t b = task.begin + i;
+      if (record) recorder.add(Recorder::EventType::PieceBegin, b, b + 1, task.range_id);
+      task.call(task.fn, b, b + 1);
+      if (record) recorder.add(Recorder::EventType::PieceEnd, 0, 0, task.range_id);
+    }
+  }
   std::size_t b = task.begin;
   std::size_t e = task.end;
   while (e - b > task.grain) {
@@ -61,7 +73,6 @@ void run_range_task(const RangeTask& task, Recorder& recorder) {
     spawn_range(right);
     e = mid;
   }
-  const bool record = task.range_id != 0 && recorder.active();
   if (record) recorder.add(Recorder::EventType::PieceBegin, b, e, task.range_id);
   task.call(task.fn, b, e);
   if (record) recorder.add(Recorder::EventType::PieceEnd, 0, 0, task.range_id);
@@ -85,6 +96,10 @@ struct RangeSpawner {
 
 void spawn_range(const RangeTask& task) {
   RangeSpawner::spawn(task);
+}
+
+std::uint32_t ModeImpl::range_jobs(std::uint32_t /*self*/) const {
+  return scheduler_.workers();
 }
 
 // The default slot source, and a full pool's remedy in the threaded modes (see mode.h).
@@ -659,13 +674,22 @@ bool Scheduler::pools_idle() const {
 
 void Scheduler::submit_range(Counter& counter, const JobDesc& desc, std::size_t begin,
                              std::size_t end, std::size_t grain,
-                             void (*call)(const void*, std::size_t, std::size_t), const void* fn) {
-  RangeTask task{owner_, &counter, fn, call, begin, end, end - begin, desc, 0};
+                             void (*call)(const void*, std::size_t, std::size_t), const void* fn,
+                             std::atomic<std::size_t>* next) {
+  RangeTask task{owner_, &counter, fn, call, begin, end, end - begin, desc, 0, next};
   if (recorder_->active()) {
     task.range_id = recorder_->next_range_id();
     if (task.range_id != 0)
       recorder_->add(Recorder::EventType::Range, begin, end, task.range_id, desc.tag,
-                     desc.fixed_split ? Recorder::kRangeFixed : 0);
+                     static_cast<std::uint8_t>((desc.fixed_split ? Recorder::kRangeFixed : 0) |
+                                               (next != nullptr ? Recorder::kRangeInOrder : 0)));
+  }
+  if (next != nullptr) {
+    // In order: as many jobs as the mode gives the range, each taking items until none are left.
+    const std::uint32_t self = current_worker();
+    const std::size_t jobs = std::min<std::size_t>(end - begin, current().range_jobs(self));
+    for (std::size_t k = 0; k < std::max<std::size_t>(jobs, 1); ++k) spawn_range(task);
+    return;
   }
   current().submit_range(task, grain, current_worker());
 }

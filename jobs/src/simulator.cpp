@@ -109,6 +109,7 @@ class Simulation {
     range_done_.assign(g_.ranges.size(), 0);
     range_left_.assign(g_.ranges.size(), 0);
     leaves_.assign(g_.ranges.size(), 1);
+    next_leaf_.assign(g_.ranges.size(), 0);
     for (std::size_t r = 0; r < g_.ranges.size(); ++r) {
       const JobGraph::Range& range = g_.ranges[r];
       const bool cut = c_.resplit && range.resplittable;
@@ -117,8 +118,19 @@ class Simulation {
         range_left_[r] = range.jobs;
         continue;
       }
-      std::uint64_t k = range.pieces;
       const std::uint32_t cut_for = c_.cut_workers != 0 ? c_.cut_workers : c_.workers;
+      if (range.in_order) {
+        // Its items, handed out in order to as many jobs as there are workers (every item its
+        // own, unbounded).
+        const std::uint64_t items = std::max<std::uint64_t>(range.end - range.begin, 1);
+        leaves_[r] = static_cast<std::uint32_t>(items);
+        const std::uint64_t jobs = serial_     ? 1
+                                   : unbounded_ ? items
+                                                : std::max<std::uint32_t>(c_.workers, 1);
+        range_left_[r] = static_cast<std::uint32_t>(std::min(jobs, items));
+        continue;
+      }
+      std::uint64_t k = range.pieces;
       if (serial_) {
         k = 1;
       } else if (cut_for != 0) {
@@ -185,7 +197,8 @@ class Simulation {
 
  private:
   struct Task {
-    enum Type : std::uint8_t { NodeTask, PieceTask };
+    // PullerTask: a job of an in-order range, taking its next item until none are left.
+    enum Type : std::uint8_t { NodeTask, PieceTask, PullerTask };
     Type type = NodeTask;
     bool computing = false;  // inside a Compute item, which ends at the worker's next event
     bool blocked = false;    // at a Wait with dependencies outstanding
@@ -425,7 +438,13 @@ class Simulation {
       tasks_[task].hi = hi;
       return task;
     };
-    if (c_.policy == SimPolicy::Static && !unbounded_) {
+    if (range.in_order) {
+      for (std::uint32_t i = 0; i < range_left_[r]; ++i) {
+        const std::uint32_t task = new_task(Task::PullerTask, kNone);
+        tasks_[task].range = r;
+        push_task(task, w);
+      }
+    } else if (c_.policy == SimPolicy::Static && !unbounded_) {
       for (std::uint32_t i = 0; i < leaves_[r]; ++i) push_task(piece(i, i + 1), w);
     } else {
       push_task(piece(0, leaves_[r]), w);
@@ -540,6 +559,22 @@ class Simulation {
         if (!acquire(w)) return;  // waits, helping when a job comes its way
         continue;
       }
+      if (tasks_[id].type == Task::PullerTask) {
+        const std::uint32_t r = tasks_[id].range;
+        tasks_[id].computing = false;
+        if (next_leaf_[r] >= leaves_[r]) {
+          workers_[w].stack.pop_back();
+          complete(id, w);
+          continue;
+        }
+        const std::uint32_t leaf = next_leaf_[r]++;
+        const std::uint64_t ns = piece_ns(r, leaf, leaf + 1);
+        busy_ += ns;
+        trace(id, now_, now_ + ns, kNone, g_.ranges[r].tag);
+        tasks_[id].computing = true;
+        schedule(w, now_ + ns);
+        return;
+      }
       if (tasks_[id].type == Task::PieceTask) {
         if (tasks_[id].computing) {
           tasks_[id].computing = false;
@@ -638,6 +673,7 @@ class Simulation {
   std::vector<std::uint8_t> range_done_;
   std::vector<std::uint32_t> range_left_;
   std::vector<std::uint32_t> leaves_;  // 0: the range replays its recorded jobs
+  std::vector<std::uint32_t> next_leaf_;  // in-order ranges: the next item to hand out
   std::vector<std::uint32_t> watch_head_;
   std::vector<WatchLink> links_;
   std::vector<Task> tasks_;

@@ -83,6 +83,11 @@ class StaticMode final : public ModeImpl {
     }
   }
 
+  // One per participant the dealer deals to (as submit_range's chunks).
+  std::uint32_t range_jobs(std::uint32_t self) const override {
+    return self == 0 || count_ == 1 ? count_ : count_ - 1;
+  }
+
   Job* pop_own(std::uint32_t self) override { return find_work(self); }
 
   Job* find_work(std::uint32_t self) override {

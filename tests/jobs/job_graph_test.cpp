@@ -310,6 +310,37 @@ TEST_P(RecordModes, AParallelForOfPureComputeIsARangeThatMayBeCutAgain) {
   EXPECT_EQ(wait_deps(g, *wait), std::vector<std::uint32_t>{0x80000000u});
 }
 
+TEST_P(RecordModes, AnInOrderRangeIsRecordedItemByItemAndMayBeReplayedOnMoreWorkers) {
+  SPINDLE_REQUIRE_MODE(GetParam());
+  JobSystem js(job_config(GetParam(), 2));
+  JobGraph g;
+  JobDesc desc{"in_order"};
+  desc.in_order = true;
+  spin(1'000);  // calibrated before the recording
+  js.begin_recording();
+  // Descending costs, 80 us to 10 us.
+  js.parallel_for_range(
+      0, 8, 1, [](std::size_t b, std::size_t) { spin((8 - b) * 10'000); }, desc);
+  ASSERT_TRUE(js.end_recording(g));
+  ASSERT_EQ(g.ranges.size(), 1u);
+  const JobGraph::Range& r = g.ranges[0];
+  EXPECT_TRUE(r.in_order);
+  EXPECT_TRUE(r.resplittable);
+  EXPECT_LE(r.jobs, 2u) << "no more jobs than participants";
+  ASSERT_EQ(r.pieces, 8u) << "a piece per item";
+  for (std::uint32_t p = 0; p < 8; ++p) {
+    EXPECT_EQ(g.pieces[r.first_piece + p].begin, p);
+    EXPECT_EQ(g.pieces[r.first_piece + p].end, p + 1);
+  }
+  // Pieces are times in ns, like their jobs' own time, which holds them (and a little more).
+  std::uint64_t sum = 0;
+  for (std::uint32_t p = 0; p < 8; ++p) {
+    EXPECT_GE(g.pieces[r.first_piece + p].ns, (8 - p) * 9'000) << p;
+    sum += g.pieces[r.first_piece + p].ns;
+  }
+  EXPECT_LE(sum, r.ns + 1'000);
+}
+
 TEST_P(RecordModes, ARangeWhosePiecesWaitIsReplayedAsItRan) {
   SPINDLE_REQUIRE_MODE(GetParam());
   JobSystem js(job_config(GetParam(), 2));
@@ -526,6 +557,38 @@ TEST(Simulator, AShortPassOfACostlyStageIsCutAsTheStageIs) {
   // Untagged: its own cost too.
   g.ranges[1].tag = 0;
   EXPECT_EQ(sim(g, SimPolicy::Dynamic, 8, 0, true, 20'000), 60'000u);
+}
+
+TEST(Simulator, AnInOrderRangeHandsItsItemsOutOneAtATime) {
+  // Items of 30, 20, 20, 10, 10, 10 us taken in order: on 2 workers 30 | 20 20 -> 30+10 | 40+10
+  // | 40+10: 50 us, work / 2. Unbounded, every item at once: the longest, 30.
+  JobGraph g;
+  g.workers = 2;
+  g.nodes.resize(1);
+  g.items = {{Kind::SpawnRange, 0, 0, 0}, {Kind::Wait, 0, 1, 0}};
+  g.nodes[0].items = 2;
+  g.deps = {{true, 0}};
+  JobGraph::Range r;
+  r.begin = 0;
+  r.end = 6;
+  r.pieces = 6;
+  r.jobs = 2;
+  r.ns = 100'000;
+  r.tag = 3;
+  r.resplittable = true;
+  r.in_order = true;
+  g.ranges = {r};
+  const std::uint64_t costs[] = {30'000, 20'000, 20'000, 10'000, 10'000, 10'000};
+  for (std::uint64_t p = 0; p < 6; ++p) g.pieces.push_back({p, p + 1, costs[p]});
+  g.work_ns = 100'000;
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 2), 50'000u);
+  EXPECT_EQ(sim(g, SimPolicy::Static, 2), 50'000u);
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 0), 30'000u);
+  EXPECT_EQ(sim(g, SimPolicy::Serial, 1), 100'000u);
+  // 4 workers: 30 | 20+10 | 20+10 | 10: the longest item.
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 4), 30'000u);
+  // Never cut finer than an item, however many workers.
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 64), 30'000u);
 }
 
 TEST(Simulator, TheCriticalPathIsTheLongestChainByTag) {

@@ -178,6 +178,42 @@ TEST_P(JobSystemModes, ParallelForRangeHonoursGrainAndIsDisjoint) {
   }
 }
 
+TEST_P(JobSystemModes, InOrderParallelForHandsOutEveryItemOnceOneAtATime) {
+  JobSystem js(pinned_job_config(GetParam(), 4));
+  JobDesc desc{"in_order"};
+  desc.in_order = true;
+  for (std::size_t size : {0u, 1u, 2u, 3u, 7u, 97u, 1000u}) {
+    std::vector<std::atomic<std::uint8_t>> hits(size + 2);
+    std::atomic<std::size_t> wider{0};
+    js.parallel_for_range(
+        1, size + 1, 64,
+        [&](std::size_t b, std::size_t e) {
+          if (e != b + 1) wider.fetch_add(1);
+          hits[b].fetch_add(1);
+        },
+        desc);
+    EXPECT_EQ(wider.load(), 0u) << "one item a call, whatever the grain";
+    ASSERT_EQ(hits[0].load(), 0);
+    ASSERT_EQ(hits[size + 1].load(), 0);
+    for (std::size_t i = 1; i <= size; ++i) ASSERT_EQ(hits[i].load(), 1) << size << " " << i;
+  }
+  // From inside a job too (a stage's pass), and with one participant the order is the index's.
+  std::vector<std::size_t> order;
+  Counter outer;
+  js.run(outer, {"outer"}, [&] {
+    std::atomic<std::uint32_t> seen{0};
+    js.parallel_for_range(0, 50, 0, [&](std::size_t, std::size_t) { seen.fetch_add(1); }, desc);
+    EXPECT_EQ(seen.load(), 50u);
+  });
+  js.wait(outer);
+  if (GetParam() == Mode::Single) {
+    js.parallel_for_range(0, 20, 1, [&](std::size_t b, std::size_t) { order.push_back(b); }, desc);
+    std::vector<std::size_t> want(20);
+    std::iota(want.begin(), want.end(), 0);
+    EXPECT_EQ(order, want);
+  }
+}
+
 TEST_P(JobSystemModes, NonBlockingParallelForCountsOnTheCounter) {
   JobSystem js(pinned_job_config(GetParam(), 4));
   std::vector<int> data(50000, 1);

@@ -82,6 +82,9 @@ struct JobGraph {
     bool resplittable = false;
     // JobDesc::fixed_split: its items are fixed units; never cut finer than them.
     bool fixed_split = false;
+    // JobDesc::in_order: its jobs took one item at a time, in index order (its pieces are the
+    // items), however many each; replayed the same way, with as many jobs as workers.
+    bool in_order = false;
   };
   struct Piece {
     std::uint64_t begin = 0, end = 0, ns = 0;  // a piece of items and the time fn(begin, end) took

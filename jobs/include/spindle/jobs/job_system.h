@@ -88,6 +88,13 @@ struct JobDesc {
   // caller scales with the workers. Only read by job-graph replays (job_graph.h), which then never
   // cut it finer than its items for more workers.
   bool fixed_split = false;
+  // parallel_for (the blocking forms): its items are handed out one at a time, in index order,
+  // to whichever participant is free, instead of halved. With items sorted by descending cost
+  // that is longest-first scheduling: the last items to start are the short ones, so the range
+  // ends with its participants together. Each participant the mode would give the range
+  // (Dynamic: the active ones; Static: those it deals to; Single: one) takes items until none are
+  // left; `grain` is ignored (one item at a time). The non-blocking form ignores it.
+  bool in_order = false;
 };
 
 // Profiler hooks, called on the executing thread around every job (also inline ones).
@@ -276,7 +283,8 @@ class JobSystem {
   void parallel_for_range(std::size_t begin, std::size_t end, std::size_t grain, F&& fn,
                           const JobDesc& desc = {"parallel_for"}) {
     Counter counter;
-    parallel_for_range(counter, begin, end, grain, fn, desc);
+    std::atomic<std::size_t> next{0};  // JobDesc::in_order: the next item to hand out
+    submit_range_of(counter, begin, end, grain, fn, desc, desc.in_order ? &next : nullptr);
     wait(counter);
   }
   // Non-blocking form: the sub-range jobs count on `counter`; `fn` is referenced, not copied,
@@ -364,7 +372,10 @@ class JobSystem {
   }
   void submit_range(Counter& counter, const JobDesc& desc, std::size_t begin, std::size_t end,
                     std::size_t grain, void (*call)(const void*, std::size_t, std::size_t),
-                    const void* fn);
+                    const void* fn, std::atomic<std::size_t>* next);
+  template <class F>
+  void submit_range_of(Counter& counter, std::size_t begin, std::size_t end, std::size_t grain,
+                       const F& fn, const JobDesc& desc, std::atomic<std::size_t>* next);
 
   Config config_;
   Mode mode_;
@@ -430,11 +441,18 @@ void JobSystem::run_here(const JobDesc& desc, F&& fn) {
 template <class F>
 void JobSystem::parallel_for_range(Counter& counter, std::size_t begin, std::size_t end,
                                    std::size_t grain, const F& fn, const JobDesc& desc) {
+  submit_range_of(counter, begin, end, grain, fn, desc, nullptr);
+}
+
+template <class F>
+void JobSystem::submit_range_of(Counter& counter, std::size_t begin, std::size_t end,
+                                std::size_t grain, const F& fn, const JobDesc& desc,
+                                std::atomic<std::size_t>* next) {
   if (begin >= end) return;
   auto call = [](const void* f, std::size_t b, std::size_t e) {
     (*static_cast<const F*>(f))(b, e);
   };
-  submit_range(counter, desc, begin, end, grain, call, &fn);
+  submit_range(counter, desc, begin, end, grain, call, &fn, next);
 }
 
 }  // namespace spindle::jobs
