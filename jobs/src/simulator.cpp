@@ -112,28 +112,19 @@ class Simulation {
     next_leaf_.assign(g_.ranges.size(), 0);
     for (std::size_t r = 0; r < g_.ranges.size(); ++r) {
       const JobGraph::Range& range = g_.ranges[r];
-      const bool cut = c_.resplit && range.resplittable;
+      // An in-order range is replayed item by item even as recorded: its jobs took whatever
+      // items were left, so how many each took depends on the workers, not on the program.
+      const bool cut = range.resplittable && (c_.resplit || range.in_order);
       if (!cut) {
         leaves_[r] = 0;
         range_left_[r] = range.jobs;
         continue;
       }
       const std::uint32_t cut_for = c_.cut_workers != 0 ? c_.cut_workers : c_.workers;
-      if (range.in_order) {
-        // Its items, handed out in order to as many jobs as there are workers (every item its
-        // own, unbounded).
-        const std::uint64_t items = std::max<std::uint64_t>(range.end - range.begin, 1);
-        leaves_[r] = static_cast<std::uint32_t>(items);
-        const std::uint64_t jobs = serial_     ? 1
-                                   : unbounded_ ? items
-                                                : std::max<std::uint32_t>(c_.workers, 1);
-        range_left_[r] = static_cast<std::uint32_t>(std::min(jobs, items));
-        continue;
-      }
       std::uint64_t k = range.pieces;
       if (serial_) {
         k = 1;
-      } else if (cut_for != 0) {
+      } else if (cut_for != 0 && c_.resplit) {
         const double scaled = std::round(static_cast<double>(range.pieces) * cut_for /
                                          std::max<std::uint32_t>(g_.workers, 1));
         k = static_cast<std::uint64_t>(std::max(1.0, scaled));
@@ -153,6 +144,14 @@ class Simulation {
       }
       leaves_[r] = static_cast<std::uint32_t>(std::max<std::uint64_t>(k, 1));
       range_left_[r] = leaves_[r];
+      if (range.in_order) {
+        // Its leaves (its items, or parts of them where its caller would cut more), handed out
+        // in order to as many jobs as there are workers (every leaf its own, unbounded).
+        const std::uint32_t jobs = serial_     ? 1
+                                   : unbounded_ ? leaves_[r]
+                                                : std::max<std::uint32_t>(c_.workers, 1);
+        range_left_[r] = std::min(jobs, leaves_[r]);
+      }
     }
     // Nodes that start after run_after() dependencies: watch them.
     for (std::size_t i = 0; i < n; ++i) {

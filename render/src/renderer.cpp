@@ -1,6 +1,7 @@
 #include "spindle/render/renderer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <bit>
 #include <cmath>
@@ -42,7 +43,7 @@ constexpr int kBigTilesPerWorker = 8;
 // A busy tile's strips (raster_pass()): a quarter of the tile each, whole 8x8 depth blocks, so
 // no two strips share one.
 constexpr int kStripsPerTile = 4;
-constexpr std::uint64_t kSplitAboveMean = 2;
+constexpr std::uint64_t kSplitAboveMean = 3;
 static_assert((kTile / kStripsPerTile) % raster::kDepthBlock == 0);
 
 // A bin entry: the primitive's index in its batch (kEntryPoint set: in its points, otherwise in
@@ -136,6 +137,7 @@ struct Batch {
 struct TileCounts {
   std::uint32_t tested = 0;
   std::uint32_t hidden = 0;
+  std::uint64_t ns = 0;  // the item's time
 };
 
 // The frame's lights as transform_and_light uses them: lit colour = material x vertex colour x
@@ -385,8 +387,11 @@ struct Renderer::Impl {
   float depth_a = 0.0f, depth_b = 0.0f;  // the projection's P22 and P32: z/w = -P22 + P32 / w
   std::vector<std::uint32_t> chunk_occluded;
   std::vector<std::uint32_t> tile_load;   // bin entries per tile this frame
-  std::vector<std::uint32_t> tile_order;  // tiles by descending load
-  // The raster pass's jobs, busiest first: tile << 8 | strip (0: the whole tile; s > 0: its
+  std::vector<std::uint32_t> tile_items;  // per tile: its raster items this pass (1, or strips)
+  // Per raster pass (first, second) and tile: its items' time, summed, the last time the pass ran
+  // (0: not measured since the tiles last changed size). Orders the next frame's items.
+  std::vector<std::uint64_t> tile_ns[2];
+  // The raster pass's jobs, costliest first: tile << 8 | strip (0: the whole tile; s > 0: its
   // rows [(s - 1) strip_rows, s strip_rows), see raster_pass()).
   std::vector<std::uint32_t> raster_items;
   std::vector<TileCounts> item_counts;  // per raster item this pass
@@ -437,7 +442,8 @@ struct Renderer::Impl {
     as_point.resize(draws.size());
     if (c.point_pixels > 0.0f) sorted_points.resize(draws.size());
     chunk_points.resize(256);
-    tile_order.resize(max_tile_count);
+    tile_items.resize(max_tile_count);
+    for (std::vector<std::uint64_t>& ns : tile_ns) ns.assign(max_tile_count, 0);
     raster_items.resize(static_cast<std::size_t>(max_tile_count) * kStripsPerTile);
     item_counts.resize(raster_items.size());
     ot_tile_base.resize(max_tile_count + 1);
@@ -474,6 +480,7 @@ struct Renderer::Impl {
     tiles_x = (config.width + size - 1) / size;
     tiles_y = (config.height + size - 1) / size;
     tile_count = tiles_x * tiles_y;
+    for (std::vector<std::uint64_t>& ns : tile_ns) std::fill(ns.begin(), ns.end(), 0);
     // Binning computes tiles with a shift (PrimBounds), not a division.
     const int shift =
         size == kTile ? std::countr_zero(unsigned{kTile}) : std::countr_zero(unsigned{kBigTile});
@@ -964,8 +971,10 @@ struct Renderer::Impl {
     return true;
   }
 
-  // One pass over the tiles, busiest first (by binned triangles) so the last jobs to start are
-  // short ones; the order cannot change the image, tiles are independent. A tile with more than
+  // One pass over the tiles, the costliest first, handed out one at a time (JobDesc::in_order)
+  // so that the last jobs to start are short ones and the workers finish together: a tile's cost
+  // is what its items took the last time this pass ran, or before any such time its binned
+  // triangles. The order cannot change the image: tiles are independent. A tile with more than
   // kSplitAboveMean times the average load is drawn as strips of strip_rows rows, each a job of
   // its own: every strip draws the tile's triangles in the same order, clipped to its rows, so
   // the image cannot change either. A crowd's busiest tile took 2 ms of a 17 ms pass (recorded
@@ -980,38 +989,56 @@ struct Renderer::Impl {
       for (std::uint32_t c = 0; c < batch_count; ++c)
         entries += batches[c].tile_offsets[t + 1] - batches[c].tile_offsets[t];
       tile_load[t] = entries;
-      tile_order[t] = static_cast<std::uint32_t>(t);
       total += entries;
     }
-    std::sort(tile_order.begin(), tile_order.begin() + tile_count,
-              [&](std::uint32_t a, std::uint32_t b) {
-                return tile_load[a] != tile_load[b] ? tile_load[a] > tile_load[b] : a < b;
-              });
     std::uint32_t items = 0;
     std::uint32_t strips = 0;
-    for (int k = 0; k < tile_count; ++k) {
-      const std::uint32_t t = tile_order[k];
+    for (int t = 0; t < tile_count; ++t) {
       const bool split =
           !ordering_table() && std::uint64_t{tile_load[t]} * tile_count > kSplitAboveMean * total;
       if (!split) {
-        raster_items[items++] = t << 8;
+        raster_items[items++] = static_cast<std::uint32_t>(t) << 8;
+        tile_items[t] = 1;
         continue;
       }
-      const raster::TileTarget whole = tile_target(static_cast<int>(t));
+      const raster::TileTarget whole = tile_target(t);
+      const std::uint32_t before = items;
       for (int strip = 1; (strip - 1) * strip_rows < whole.y1 - whole.y0; ++strip, ++strips)
-        raster_items[items++] = t << 8 | static_cast<std::uint32_t>(strip);
+        raster_items[items++] = static_cast<std::uint32_t>(t) << 8 | static_cast<std::uint32_t>(strip);
+      tile_items[t] = items - before;
     }
+    // Costliest first (ties in tile and strip order, so the order is the data's).
+    std::vector<std::uint64_t>& measured = tile_ns[first ? 0 : 1];
+    const bool timed = std::any_of(measured.begin(), measured.begin() + tile_count,
+                                   [](std::uint64_t ns) { return ns > 0; });
+    const auto cost = [&](std::uint32_t item) {
+      const std::uint32_t t = item >> 8;
+      return (timed ? measured[t] : std::uint64_t{tile_load[t]}) / tile_items[t];
+    };
+    std::sort(raster_items.begin(), raster_items.begin() + items,
+              [&](std::uint32_t a, std::uint32_t b) {
+                const std::uint64_t ca = cost(a), cb = cost(b);
+                return ca != cb ? ca > cb : a < b;
+              });
     // The items are the split: fixed by the image and the tile size (which the worker count
     // picks), whatever the mode. The image depends on neither.
-    core::for_each_chunk(
-        jobs, items, {"render_raster", tag, jobs::Priority::Normal, true}, [&](std::uint32_t k) {
-          const std::uint32_t item = raster_items[k];
-          // Counted on the stack, stored once: neighbouring items' counts share a cache line
-          // between workers.
-          TileCounts counts;
-          raster_tile(static_cast<int>(item >> 8), item & 0xff, first, last, counts);
-          item_counts[k] = counts;
-        });
+    jobs::JobDesc desc{"render_raster", tag, jobs::Priority::Normal, true};
+    desc.in_order = true;
+    core::for_each_chunk(jobs, items, desc, [&](std::uint32_t k) {
+      const std::uint32_t item = raster_items[k];
+      const auto start = std::chrono::steady_clock::now();
+      // Counted on the stack, stored once: neighbouring items' counts share a cache line
+      // between workers.
+      TileCounts counts;
+      raster_tile(static_cast<int>(item >> 8), item & 0xff, first, last, counts);
+      counts.ns = static_cast<std::uint64_t>(std::max<std::int64_t>(
+          1, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                 std::chrono::steady_clock::now() - start)
+                 .count()));
+      item_counts[k] = counts;
+    });
+    std::fill(measured.begin(), measured.begin() + tile_count, 0);
+    for (std::uint32_t k = 0; k < items; ++k) measured[raster_items[k] >> 8] += item_counts[k].ns;
     for (std::uint32_t k = 0; k < items; ++k) {
       stats.tile_triangles += item_counts[k].tested;
       stats.tile_triangles_hidden += item_counts[k].hidden;

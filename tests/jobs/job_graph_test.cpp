@@ -585,9 +585,15 @@ TEST(Simulator, AnInOrderRangeHandsItsItemsOutOneAtATime) {
   EXPECT_EQ(sim(g, SimPolicy::Static, 2), 50'000u);
   EXPECT_EQ(sim(g, SimPolicy::Dynamic, 0), 30'000u);
   EXPECT_EQ(sim(g, SimPolicy::Serial, 1), 100'000u);
-  // 4 workers: 30 | 20+10 | 20+10 | 10: the longest item.
+  // Replayed as recorded (the graph's own span), still item by item: which job took which item
+  // depended on the recording's workers.
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 0, 0, false), 30'000u);
+  // 4 workers: a caller that scales its items with the workers has twice as many, each half of
+  // one of these, still in order: 15 15 10 10 | 10 10 5 5 | 5 5 5 5, 25 us, work / 4.
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 4), 25'000u);
+  // Items that are fixed units: 30 | 20+10 | 20+10 | 10, the longest item, however many workers.
+  g.ranges[0].fixed_split = true;
   EXPECT_EQ(sim(g, SimPolicy::Dynamic, 4), 30'000u);
-  // Never cut finer than an item, however many workers.
   EXPECT_EQ(sim(g, SimPolicy::Dynamic, 64), 30'000u);
 }
 

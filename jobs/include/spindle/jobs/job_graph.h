@@ -83,7 +83,9 @@ struct JobGraph {
     // JobDesc::fixed_split: its items are fixed units; never cut finer than them.
     bool fixed_split = false;
     // JobDesc::in_order: its jobs took one item at a time, in index order (its pieces are the
-    // items), however many each; replayed the same way, with as many jobs as workers.
+    // items), however many each; replayed the same way, with as many jobs as workers (also when
+    // not cut again: which job took which item depended on the recording's workers), its items
+    // cut again as any range's unless fixed_split.
     bool in_order = false;
   };
   struct Piece {
