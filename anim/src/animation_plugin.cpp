@@ -1,6 +1,7 @@
 #include <spindle/anim/animation_plugin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -352,43 +353,68 @@ void Animation::pose(core::StageContext& ctx) {
   // allocate.
   const bool assets_added = m.assets_seen != assets_added_;
   m.assets_seen = assets_added_;
-  bool changed = false;
-  std::size_t kept = 0;
-  for (std::unique_ptr<Animated>& c : m.characters) {
-    const bool alive = world.alive(Entity{c->index, c->generation});
-    if (!alive || !players->has(c->index)) {
-      if (alive) clear_bounds(c->index);
-      m.slot_of[c->index] = kNone;
-      c.reset();
-      changed = true;
-    } else {
-      m.characters[kept++] = std::move(c);
-    }
+  // Most frames nothing changed: the same characters (as many as players, each alive with its
+  // player, skeleton and mesh) and no rejected one to retry. Checked over the characters in
+  // parallel; only a change pays for the serial bookkeeping below.
+  bool same = players->size() == m.characters.size();
+  if (same && !m.characters.empty()) {
+    std::atomic<bool> differs{false};
+    ctx.parallel_for(static_cast<std::uint32_t>(m.characters.size()),
+                     [&](std::uint32_t b, std::uint32_t e) {
+                       for (std::uint32_t i = b; i < e && !differs.load(std::memory_order_relaxed);
+                            ++i) {
+                         const Animated& c = *m.characters[i];
+                         const AnimationPlayer* player = players->get(c.index);
+                         const SkinnedMeshInstance* inst =
+                             instances != nullptr ? instances->get(c.index) : nullptr;
+                         const MeshId mesh = inst != nullptr ? inst->mesh : MeshId::None;
+                         if (!world.alive(Entity{c.index, c.generation}) || player == nullptr ||
+                             player->skeleton != c.skeleton_id || mesh != c.mesh_id ||
+                             (c.rejected && assets_added))
+                           differs.store(true, std::memory_order_relaxed);
+                       }
+                     });
+    same = !differs.load();
   }
-  m.characters.resize(kept);
-  if (changed)
-    for (std::size_t i = 0; i < kept; ++i)
-      m.slot_of[m.characters[i]->index] = static_cast<std::uint32_t>(i);
-  const std::uint32_t* generations = world.entity_generations();
-  for (std::uint32_t index : players->entities()) {
-    const SkeletonId skeleton = players->get(index)->skeleton;
-    const SkinnedMeshInstance* inst = instances != nullptr ? instances->get(index) : nullptr;
-    const MeshId mesh = inst != nullptr ? inst->mesh : MeshId::None;
-    Animated* c = nullptr;
-    if (m.slot_of[index] == kNone) {
-      m.slot_of[index] = static_cast<std::uint32_t>(m.characters.size());
-      m.characters.push_back(std::make_unique<Animated>());
-      c = m.characters.back().get();
-      c->index = index;
-      c->generation = generations[index];
-    } else {
-      c = m.characters[m.slot_of[index]].get();
-      if (c->skeleton_id == skeleton && c->mesh_id == mesh && !(c->rejected && assets_added))
-        continue;
+  bool changed = false;
+  if (!same) {
+    std::size_t kept = 0;
+    for (std::unique_ptr<Animated>& c : m.characters) {
+      const bool alive = world.alive(Entity{c->index, c->generation});
+      if (!alive || !players->has(c->index)) {
+        if (alive) clear_bounds(c->index);
+        m.slot_of[c->index] = kNone;
+        c.reset();
+        changed = true;
+      } else {
+        m.characters[kept++] = std::move(c);
+      }
     }
-    if (!configure(*c, *this, skeleton, mesh) || c->mesh == nullptr) clear_bounds(index);
-    ++stats_.rebuilds;
-    changed = true;
+    m.characters.resize(kept);
+    if (changed)
+      for (std::size_t i = 0; i < kept; ++i)
+        m.slot_of[m.characters[i]->index] = static_cast<std::uint32_t>(i);
+    const std::uint32_t* generations = world.entity_generations();
+    for (std::uint32_t index : players->entities()) {
+      const SkeletonId skeleton = players->get(index)->skeleton;
+      const SkinnedMeshInstance* inst = instances != nullptr ? instances->get(index) : nullptr;
+      const MeshId mesh = inst != nullptr ? inst->mesh : MeshId::None;
+      Animated* c = nullptr;
+      if (m.slot_of[index] == kNone) {
+        m.slot_of[index] = static_cast<std::uint32_t>(m.characters.size());
+        m.characters.push_back(std::make_unique<Animated>());
+        c = m.characters.back().get();
+        c->index = index;
+        c->generation = generations[index];
+      } else {
+        c = m.characters[m.slot_of[index]].get();
+        if (c->skeleton_id == skeleton && c->mesh_id == mesh && !(c->rejected && assets_added))
+          continue;
+      }
+      if (!configure(*c, *this, skeleton, mesh) || c->mesh == nullptr) clear_bounds(index);
+      ++stats_.rebuilds;
+      changed = true;
+    }
   }
   if (changed) {
     m.posed.clear();
@@ -417,24 +443,22 @@ void Animation::pose(core::StageContext& ctx) {
     }
   }
 
-  // Who updates this frame (AnimationLod): a serial pass over flags, cheap beside posing.
+  // Who updates this frame (AnimationLod), decided as each character comes up.
   const auto* lods = world.storage<AnimationLod>();
   const std::uint64_t frame = m.frame++;
-  std::uint32_t updated = 0;
-  for (Animated* c : m.posed) {
-    const AnimationLod* lod = lods != nullptr ? lods->get(c->index) : nullptr;
-    const std::uint32_t every = lod != nullptr ? lod->every : 1;
-    c->due = c->fresh || every <= 1 || (frame + c->index) % every == 0;
-    c->fresh = false;
-    updated += c->due ? 1u : 0u;
-  }
-  stats_.updated = updated;
+  std::atomic<std::uint32_t> updated{0};
 
   const float threshold = config_.blend_threshold;
   ctx.parallel_for(static_cast<std::uint32_t>(m.posed.size()), [&](std::uint32_t b,
                                                                    std::uint32_t e) {
+    std::uint32_t due = 0;
     for (std::uint32_t i = b; i < e; ++i) {
       Animated& c = *m.posed[i];
+      const AnimationLod* lod = lods != nullptr ? lods->get(c.index) : nullptr;
+      const std::uint32_t every = lod != nullptr ? lod->every : 1;
+      c.due = c.fresh || every <= 1 || (frame + c.index) % every == 0;
+      c.fresh = false;
+      due += c.due ? 1u : 0u;
       if (!c.due) continue;
       const AnimationPlayer& player = *players->get(c.index);
       const std::size_t joints = c.local.size();
@@ -493,7 +517,9 @@ void Animation::pose(core::StageContext& ctx) {
       [[maybe_unused]] const bool ok = blend.run() && to_model.run();
       SPINDLE_ASSERT(ok, "animation: the pose jobs cannot fail on checked inputs");
     }
+    updated.fetch_add(due, std::memory_order_relaxed);
   });
+  stats_.updated = updated.load(std::memory_order_relaxed);
   stats_.bad_layers = bad_layers_.load(std::memory_order_relaxed);
   stats_.events = events_.load(std::memory_order_relaxed);
   stats_.event_overflows = event_overflows_.load(std::memory_order_relaxed);
