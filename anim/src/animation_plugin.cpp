@@ -359,21 +359,18 @@ void Animation::pose(core::StageContext& ctx) {
   bool same = players->size() == m.characters.size();
   if (same && !m.characters.empty()) {
     std::atomic<bool> differs{false};
-    ctx.parallel_for(static_cast<std::uint32_t>(m.characters.size()),
-                     [&](std::uint32_t b, std::uint32_t e) {
-                       for (std::uint32_t i = b; i < e && !differs.load(std::memory_order_relaxed);
-                            ++i) {
-                         const Animated& c = *m.characters[i];
-                         const AnimationPlayer* player = players->get(c.index);
-                         const SkinnedMeshInstance* inst =
-                             instances != nullptr ? instances->get(c.index) : nullptr;
-                         const MeshId mesh = inst != nullptr ? inst->mesh : MeshId::None;
-                         if (!world.alive(Entity{c.index, c.generation}) || player == nullptr ||
-                             player->skeleton != c.skeleton_id || mesh != c.mesh_id ||
-                             (c.rejected && assets_added))
-                           differs.store(true, std::memory_order_relaxed);
-                       }
-                     });
+    ctx.parallel_for(static_cast<std::uint32_t>(m.characters.size()), [&](std::uint32_t b,
+                                                                          std::uint32_t e) {
+      for (std::uint32_t i = b; i < e && !differs.load(std::memory_order_relaxed); ++i) {
+        const Animated& c = *m.characters[i];
+        const AnimationPlayer* player = players->get(c.index);
+        const SkinnedMeshInstance* inst = instances != nullptr ? instances->get(c.index) : nullptr;
+        const MeshId mesh = inst != nullptr ? inst->mesh : MeshId::None;
+        if (!world.alive(Entity{c.index, c.generation}) || player == nullptr ||
+            player->skeleton != c.skeleton_id || mesh != c.mesh_id || (c.rejected && assets_added))
+          differs.store(true, std::memory_order_relaxed);
+      }
+    });
     same = !differs.load();
   }
   bool changed = false;

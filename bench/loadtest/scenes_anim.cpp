@@ -269,21 +269,23 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
                                     anim::SkinnedMeshInstance, anim::AnimationLod>();
          ctx.parallel_for(query.size(), [&](std::uint32_t b, std::uint32_t e) {
            std::uint32_t here[kCrowdLods] = {};
-           query.each_range(b, e, [&](core::Entity, const core::WorldTransform& t, CrowdMember& m,
-                                      anim::SkinnedMeshInstance& inst, anim::AnimationLod& rate) {
-               // The character's height on screen (about 1.8 units, around its middle).
-               const float pixels = render::screen_size(
-                   eye, image_height, glm::vec3(t.matrix * glm::vec4(0.0f, 0.9f, 0.0f, 1.0f)),
-                   1.8f);
-               const std::uint8_t level =
-                   lod ? render::lod_for_size(pixels, m.lod, kLodBelowPixels) : 0;
-               const Kind& k = kind[m.kind];
-               m.lod = level;
-               m.look = k.look[level];
-               inst.mesh = k.mesh[level];
-               rate.every = kLodUpdateEvery[level];
-               ++here[level];
-             });
+           query.each_range(b, e,
+                            [&](core::Entity, const core::WorldTransform& t, CrowdMember& m,
+                                anim::SkinnedMeshInstance& inst, anim::AnimationLod& rate) {
+                              // The character's height on screen (about 1.8 units, around its
+                              // middle).
+                              const float pixels = render::screen_size(
+                                  eye, image_height,
+                                  glm::vec3(t.matrix * glm::vec4(0.0f, 0.9f, 0.0f, 1.0f)), 1.8f);
+                              const std::uint8_t level =
+                                  lod ? render::lod_for_size(pixels, m.lod, kLodBelowPixels) : 0;
+                              const Kind& k = kind[m.kind];
+                              m.lod = level;
+                              m.look = k.look[level];
+                              inst.mesh = k.mesh[level];
+                              rate.every = kLodUpdateEvery[level];
+                              ++here[level];
+                            });
            for (int l = 0; l < kCrowdLods; ++l) at[l].fetch_add(here[l], std::memory_order_relaxed);
          });
          SceneCounts& out = *w.resource<SceneCounts>();

@@ -147,7 +147,7 @@ class Simulation {
       if (range.in_order) {
         // Its leaves (its items, or parts of them where its caller would cut more), handed out
         // in order to as many jobs as there are workers (every leaf its own, unbounded).
-        const std::uint32_t jobs = serial_     ? 1
+        const std::uint32_t jobs = serial_      ? 1
                                    : unbounded_ ? leaves_[r]
                                                 : std::max<std::uint32_t>(c_.workers, 1);
         range_left_[r] = std::min(jobs, leaves_[r]);

@@ -35,7 +35,9 @@ class SingleMode final : public ModeImpl {
   void submit_range(RangeTask& task, std::size_t /*grain*/, std::uint32_t /*self*/) override {
     spawn_range(task);
   }
-  std::uint32_t range_jobs(std::uint32_t /*self*/) const override { return 1; }
+  std::uint32_t range_jobs(std::uint32_t /*self*/) const override {
+    return 1;
+  }
 };
 
 }  // namespace

@@ -1,9 +1,9 @@
 #include "spindle/render/renderer.h"
 
 #include <algorithm>
-#include <chrono>
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -1004,7 +1004,8 @@ struct Renderer::Impl {
       const raster::TileTarget whole = tile_target(t);
       const std::uint32_t before = items;
       for (int strip = 1; (strip - 1) * strip_rows < whole.y1 - whole.y0; ++strip, ++strips)
-        raster_items[items++] = static_cast<std::uint32_t>(t) << 8 | static_cast<std::uint32_t>(strip);
+        raster_items[items++] =
+            static_cast<std::uint32_t>(t) << 8 | static_cast<std::uint32_t>(strip);
       tile_items[t] = items - before;
     }
     // Costliest first (ties in tile and strip order, so the order is the data's).
@@ -1032,8 +1033,8 @@ struct Renderer::Impl {
       TileCounts counts;
       raster_tile(static_cast<int>(item >> 8), item & 0xff, first, last, counts);
       counts.ns = static_cast<std::uint64_t>(std::max<std::int64_t>(
-          1, std::chrono::duration_cast<std::chrono::nanoseconds>(
-                 std::chrono::steady_clock::now() - start)
+          1, std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                  start)
                  .count()));
       item_counts[k] = counts;
     });

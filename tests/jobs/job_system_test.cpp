@@ -202,12 +202,14 @@ TEST_P(JobSystemModes, InOrderParallelForHandsOutEveryItemOnceOneAtATime) {
   Counter outer;
   js.run(outer, {"outer"}, [&] {
     std::atomic<std::uint32_t> seen{0};
-    js.parallel_for_range(0, 50, 0, [&](std::size_t, std::size_t) { seen.fetch_add(1); }, desc);
+    js.parallel_for_range(
+        0, 50, 0, [&](std::size_t, std::size_t) { seen.fetch_add(1); }, desc);
     EXPECT_EQ(seen.load(), 50u);
   });
   js.wait(outer);
   if (GetParam() == Mode::Single) {
-    js.parallel_for_range(0, 20, 1, [&](std::size_t b, std::size_t) { order.push_back(b); }, desc);
+    js.parallel_for_range(
+        0, 20, 1, [&](std::size_t b, std::size_t) { order.push_back(b); }, desc);
     std::vector<std::size_t> want(20);
     std::iota(want.begin(), want.end(), 0);
     EXPECT_EQ(order, want);
