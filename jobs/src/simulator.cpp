@@ -671,7 +671,7 @@ class Simulation {
   std::vector<std::uint32_t> node_task_;
   std::vector<std::uint8_t> range_done_;
   std::vector<std::uint32_t> range_left_;
-  std::vector<std::uint32_t> leaves_;  // 0: the range replays its recorded jobs
+  std::vector<std::uint32_t> leaves_;     // 0: the range replays its recorded jobs
   std::vector<std::uint32_t> next_leaf_;  // in-order ranges: the next item to hand out
   std::vector<std::uint32_t> watch_head_;
   std::vector<WatchLink> links_;
