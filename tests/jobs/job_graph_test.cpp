@@ -487,8 +487,10 @@ TEST(Simulator, RunAfterChainIsTheSpan) {
   EXPECT_EQ(sim(g, SimPolicy::Serial, 1), 30u);
 }
 
-TEST(Simulator, RangesAreCutAgainForMoreWorkers) {
-  // A range of 4 pieces of 10,000 ns over 400 items, recorded on 2 workers.
+// Node 0 runs one resplittable range of `items` items as `jobs` jobs, recorded on 2 workers, and
+// waits for it; the caller adds its pieces.
+JobGraph one_range(std::uint64_t items, std::uint32_t pieces, std::uint32_t jobs,
+                   std::uint64_t ns) {
   JobGraph g;
   g.workers = 2;
   g.nodes.resize(1);
@@ -497,14 +499,20 @@ TEST(Simulator, RangesAreCutAgainForMoreWorkers) {
   g.deps = {{true, 0}};
   JobGraph::Range r;
   r.begin = 0;
-  r.end = 400;
-  r.pieces = 4;
-  r.jobs = 4;
-  r.ns = 40'000;
+  r.end = items;
+  r.pieces = pieces;
+  r.jobs = jobs;
+  r.ns = ns;
   r.resplittable = true;
   g.ranges = {r};
+  g.work_ns = ns;
+  return g;
+}
+
+TEST(Simulator, RangesAreCutAgainForMoreWorkers) {
+  // A range of 4 pieces of 10,000 ns over 400 items, recorded on 2 workers.
+  JobGraph g = one_range(400, 4, 4, 40'000);
   g.pieces = {{0, 100, 10'000}, {100, 200, 10'000}, {200, 300, 10'000}, {300, 400, 10'000}};
-  g.work_ns = 40'000;
   EXPECT_EQ(sim(g, SimPolicy::Dynamic, 2), 20'000u);
   // 4 workers: 8 pieces of 5,000 ns.
   EXPECT_EQ(sim(g, SimPolicy::Dynamic, 4), 10'000u);
@@ -562,25 +570,11 @@ TEST(Simulator, AShortPassOfACostlyStageIsCutAsTheStageIs) {
 TEST(Simulator, AnInOrderRangeHandsItsItemsOutOneAtATime) {
   // Items of 30, 20, 20, 10, 10, 10 us taken in order: on 2 workers 30 | 20 20 -> 30+10 | 40+10
   // | 40+10: 50 us, work / 2. Unbounded, every item at once: the longest, 30.
-  JobGraph g;
-  g.workers = 2;
-  g.nodes.resize(1);
-  g.items = {{Kind::SpawnRange, 0, 0, 0}, {Kind::Wait, 0, 1, 0}};
-  g.nodes[0].items = 2;
-  g.deps = {{true, 0}};
-  JobGraph::Range r;
-  r.begin = 0;
-  r.end = 6;
-  r.pieces = 6;
-  r.jobs = 2;
-  r.ns = 100'000;
-  r.tag = 3;
-  r.resplittable = true;
-  r.in_order = true;
-  g.ranges = {r};
+  JobGraph g = one_range(6, 6, 2, 100'000);
+  g.ranges[0].tag = 3;
+  g.ranges[0].in_order = true;
   const std::uint64_t costs[] = {30'000, 20'000, 20'000, 10'000, 10'000, 10'000};
   for (std::uint64_t p = 0; p < 6; ++p) g.pieces.push_back({p, p + 1, costs[p]});
-  g.work_ns = 100'000;
   EXPECT_EQ(sim(g, SimPolicy::Dynamic, 2), 50'000u);
   EXPECT_EQ(sim(g, SimPolicy::Static, 2), 50'000u);
   EXPECT_EQ(sim(g, SimPolicy::Dynamic, 0), 30'000u);
