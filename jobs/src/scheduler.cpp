@@ -687,8 +687,9 @@ void Scheduler::submit_range(Counter& counter, const JobDesc& desc, std::size_t 
   if (next != nullptr) {
     // In order: as many jobs as the mode gives the range, each taking items until none are left.
     const std::uint32_t self = current_worker();
+    // Never empty (JobSystem submits none) and range_jobs() is at least 1: at least one job.
     const std::size_t jobs = std::min<std::size_t>(end - begin, current().range_jobs(self));
-    for (std::size_t k = 0; k < std::max<std::size_t>(jobs, 1); ++k) spawn_range(task);
+    for (std::size_t k = 0; k < jobs; ++k) spawn_range(task);
     return;
   }
   current().submit_range(task, grain, current_worker());
