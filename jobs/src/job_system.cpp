@@ -157,9 +157,11 @@ void JobSystem::set_active_workers(std::uint32_t count) {
 }
 
 void JobSystem::update_at_once() {
-  at_once_.store(
-      config_.run_at_once_when_alone && mode_ == Mode::Dynamic && scheduler_->active_workers() == 1,
-      std::memory_order_relaxed);
+  // Static deals to every participant, whatever the active count: it is alone only when it has
+  // one participant in all.
+  const bool alone = (mode_ == Mode::Dynamic && scheduler_->active_workers() == 1) ||
+                     (mode_ == Mode::Static && worker_count() == 1);
+  at_once_.store(config_.run_at_once_when_alone && alone, std::memory_order_relaxed);
 }
 
 std::uint32_t JobSystem::active_workers() const {

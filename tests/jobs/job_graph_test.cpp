@@ -178,6 +178,40 @@ TEST(ActiveWorkers, OneActiveParticipantRunsItsJobsAtOnce) {
   js.wait(later);
 }
 
+// Static mode with one participant in all: the same, since every job is dealt to that one
+// participant anyway. With a second participant its jobs are queued and dealt as before.
+TEST(ActiveWorkers, StaticWithOneParticipantRunsItsJobsAtOnce) {
+  SPINDLE_REQUIRE_MODE(Mode::Static);
+  {
+    JobSystem js(job_config(Mode::Static, 1));
+    int ran = 0;
+    Counter c;
+    js.run(c, {"now"}, [&] { ++ran; });
+    EXPECT_EQ(ran, 1) << "ran before run() returned";
+    EXPECT_TRUE(c.done());
+  }
+  {
+    Config config = job_config(Mode::Static, 1);
+    config.run_at_once_when_alone = false;
+    JobSystem js(config);
+    int ran = 0;
+    Counter c;
+    js.run(c, {"queued"}, [&] { ++ran; });
+    EXPECT_EQ(ran, 0) << "queued: runs in wait()";
+    js.wait(c);
+    EXPECT_EQ(ran, 1);
+  }
+  JobSystem js(job_config(Mode::Static, 2));
+  std::atomic<bool> release{false};
+  Counter later;
+  js.run(later, {"queued"}, [&] {
+    while (!release.load()) {
+    }
+  });
+  release.store(true);
+  js.wait(later);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, JobTimeModes, ::testing::ValuesIn(test::available_modes()),
                          test::mode_name);
 

@@ -136,9 +136,10 @@ struct Config {
   bool predictive_wake = false;
   // Measure every job (per-tag and per-worker time). Costs two timestamp reads per job.
   bool time_jobs = true;
-  // Dynamic mode with one active participant (one in all, or set_active_workers(1)): a job it
-  // submits runs at once, as in Single mode, since nobody else could start it sooner. false:
-  // queued all the same, so that priorities order what it runs while it waits.
+  // Dynamic mode with one active participant (one in all, or set_active_workers(1)), or Static
+  // mode with one participant in all: a job it submits runs at once, as in Single mode, since
+  // nobody else could start it sooner. false: queued all the same, so that priorities order what
+  // it runs while it waits.
   bool run_at_once_when_alone = true;
   JobHooks hooks{};
   LogFn log = nullptr;
