@@ -213,6 +213,23 @@ void JobSystem::submit_range(Counter& counter, const JobDesc& desc, std::size_t 
   scheduler_->submit_range(counter, desc, begin, end, grain, call, fn, next);
 }
 
+JobSystem::BlockingRange::BlockingRange(JobSystem& system, std::uint16_t range_tag,
+                                        std::size_t pieces)
+    : js(system), tag(range_tag) {
+  // Alone already (jobs run when submitted): there is nobody to wake.
+  if (!js.config_.skip_wakes_for_short_ranges || js.at_once_.load(std::memory_order_relaxed))
+    return;
+  js.scheduler_->begin_blocking_range(tag, pieces, held, start);
+}
+
+JobSystem::BlockingRange::~BlockingRange() {
+  if (start != 0) js.scheduler_->end_blocking_range(tag, held, start);
+}
+
+void detail::set_wake_latency_for_tests(JobSystem& js, std::uint64_t ns) {
+  js.scheduler_->force_wake_latency(ns);
+}
+
 StagePolicy JobSystem::stage_policy() const {
   return scheduler_->stage_policy();
 }

@@ -702,6 +702,73 @@ void Scheduler::split_recursively(RangeTask& task, std::size_t grain) const {
   spawn_range(task);
 }
 
+// A tag's score of short ranges (that ended before a wake would have landed): each short one
+// adds 1 up to kMaxShortScore, each longer one takes kLongRangePenalty off; its ranges start
+// alone from kShortScoreAlone. So one short range is not enough to start alone, and one long
+// range among short ones (a VM's vCPU descheduled for 150 us, a frame's odd range) is not
+// enough to wake for every range after it, while two long ones in a row are.
+constexpr std::uint8_t kMaxShortScore = 4;
+constexpr std::uint8_t kLongRangePenalty = 2;
+constexpr std::uint8_t kShortScoreAlone = 2;
+
+// Pieces per participant a range needs to start alone: a range that turns out long then reaches
+// the end of its caller's first piece, where it wakes a worker, early.
+constexpr std::size_t kAlonePiecesPerWorker = 4;
+
+void Scheduler::begin_blocking_range(std::uint16_t tag, std::size_t pieces, bool& held,
+                                     std::uint64_t& start) {
+#if SPINDLE_THREADS
+  // Static deals one piece per participant, and its caller takes back an unstarted one: a range
+  // started alone would have no piece's end at which to wake a worker.
+  if (mode() != Mode::Dynamic) return;
+  const std::uint32_t self = current_worker();
+  if (self >= worker_count_ || WorkerPool::holding_wakes()) return;  // an outer range decides
+  const std::uint64_t latency = workers_->wake_latency_ns();
+  if (latency == 0) return;  // no wake measured yet
+  start = now_ns();
+  const std::uint32_t slot = tag < kMaxTags ? tag : kMaxTags - 1;
+  if (short_ranges_[slot].load(std::memory_order_relaxed) >= kShortScoreAlone &&
+      pieces >= kAlonePiecesPerWorker * active_workers()) {
+    held = true;
+    WorkerPool::hold_wakes(start + latency);
+    ranges_alone_.fetch_add(1, std::memory_order_relaxed);
+  }
+#else
+  (void)tag;
+  (void)pieces;
+  (void)held;
+  (void)start;
+#endif
+}
+
+void Scheduler::end_blocking_range(std::uint16_t tag, bool held, std::uint64_t start) {
+#if SPINDLE_THREADS
+  const std::uint64_t took = now_ns() - start;
+  const std::uint32_t slot = tag < kMaxTags ? tag : kMaxTags - 1;
+  std::atomic<std::uint8_t>& score = short_ranges_[slot];
+  const std::uint8_t before = score.load(std::memory_order_relaxed);
+  const bool short_range = took < workers_->wake_latency_ns();
+  const std::uint8_t after = short_range
+                                 ? std::min<std::uint8_t>(before + 1, kMaxShortScore)
+                                 : (before > kLongRangePenalty ? before - kLongRangePenalty : 0);
+  score.store(after, std::memory_order_relaxed);
+  if (held && workers_->end_hold(current_worker()))
+    ranges_alone_woke_.fetch_add(1, std::memory_order_relaxed);
+#else
+  (void)tag;
+  (void)held;
+  (void)start;
+#endif
+}
+
+void Scheduler::force_wake_latency(std::uint64_t ns) {
+#if SPINDLE_THREADS
+  workers_->force_wake_latency(ns);
+#else
+  (void)ns;
+#endif
+}
+
 WorkerStats Scheduler::worker_stats(std::uint32_t worker) const {
   WorkerStats out;
   if (worker > worker_count_) return out;
@@ -734,6 +801,8 @@ Stats Scheduler::stats() const {
   Stats out;
   out.inline_overflows = inline_overflows_.load(std::memory_order_relaxed);
   out.exceptions_dropped = exceptions_dropped_.load(std::memory_order_relaxed);
+  out.ranges_alone = ranges_alone_.load(std::memory_order_relaxed);
+  out.ranges_alone_woke = ranges_alone_woke_.load(std::memory_order_relaxed);
   return out;
 }
 
@@ -753,6 +822,8 @@ void Scheduler::reset_stats() {
   }
   inline_overflows_.store(0, std::memory_order_relaxed);
   exceptions_dropped_.store(0, std::memory_order_relaxed);
+  ranges_alone_.store(0, std::memory_order_relaxed);
+  ranges_alone_woke_.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace spindle::jobs::detail

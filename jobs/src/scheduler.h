@@ -228,6 +228,14 @@ class Scheduler {
   std::uint32_t active_workers() const { return active_workers_.load(std::memory_order_relaxed); }
   // Parallel_for halving down to `grain` (0: chosen from the participant count): dynamic, tbb.
   void split_recursively(RangeTask& task, std::size_t grain) const;
+  // Around a blocking parallel_for of `tag` cut into `pieces` jobs (Config::
+  // skip_wakes_for_short_ranges). begin: sets `start` (ns) where the range is measured, and
+  // `held` where its caller starts it alone because the tag's last ranges each ended before a
+  // wake would have landed. end: notes how long it took and ends the hold.
+  void begin_blocking_range(std::uint16_t tag, std::size_t pieces, bool& held,
+                            std::uint64_t& start);
+  void end_blocking_range(std::uint16_t tag, bool held, std::uint64_t start);
+  void force_wake_latency(std::uint64_t ns);
 
  private:
   static void bump_own(std::atomic<std::uint64_t>& value) {
@@ -288,6 +296,11 @@ class Scheduler {
 
   std::atomic<std::uint64_t> inline_overflows_{0};
   std::atomic<std::uint64_t> exceptions_dropped_{0};
+  std::atomic<std::uint64_t> ranges_alone_{0};
+  std::atomic<std::uint64_t> ranges_alone_woke_{0};
+  // Per tag: the score of its blocking ranges that ended before a wake would have landed
+  // (begin_blocking_range(); scheduler.cpp says how it counts).
+  std::atomic<std::uint8_t> short_ranges_[kMaxTags] = {};
   std::atomic<std::uint32_t> overflow_logged_{0};
 
 #if SPINDLE_THREADS

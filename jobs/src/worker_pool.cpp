@@ -22,6 +22,19 @@ constexpr std::uint32_t kMaxIdleSpinners = 2;
 // and a wake costs less than spinning through that.
 constexpr std::uint64_t kQuietSpinNs = 1'000;
 
+// A wake that took longer than this (its sleeper was descheduled, say) counts as this long in the
+// average wake latency: one such wake must not make every range under a millisecond run alone.
+constexpr std::uint64_t kMaxLatencySampleNs = 500'000;
+
+// The wakes a participant owes while it holds them (WorkerPool::hold_wakes()).
+struct HeldWakes {
+  bool holding = false;
+  bool owes_one = false;   // a wake_one() was held
+  bool woke_late = false;  // the hold ran out and a wake was made then
+  std::uint64_t until_ns = 0;
+};
+thread_local HeldWakes t_held;
+
 }  // namespace
 
 WorkerPool::WorkerPool(Scheduler& scheduler)
@@ -198,6 +211,8 @@ void WorkerPool::help_until(Counter& counter, std::uint32_t self, ModeImpl& mode
   scheduler_.flush_batch(self);
   bool after_idle = false;
   for (;;) {
+    // A range started alone that is still running after a wake would have landed: wake now.
+    if (t_held.holding && now_ns() >= t_held.until_ns) t_held.woke_late |= lift_hold(self);
     // Our own batch is all that is left of `counter`: settle it so the counter can finish.
     if (scheduler_.batch_holds_rest_of(self, counter)) scheduler_.flush_batch(self);
     if (counter.done()) break;
@@ -208,6 +223,8 @@ void WorkerPool::help_until(Counter& counter, std::uint32_t self, ModeImpl& mode
       continue;
     }
     scheduler_.flush_batch(self);
+    // Nothing left here while the counter runs elsewhere: owed wakes are made before we idle.
+    if (t_held.holding) t_held.woke_late |= lift_hold(self);
     idle(self, &counter);
     after_idle = true;
   }
@@ -279,6 +296,7 @@ bool WorkerPool::idle(std::uint32_t self, const Counter* counter, ParkInfo* park
     if (woken) {
       const std::uint64_t at = wake_[self].woken_at_ns.load(std::memory_order_relaxed);
       scheduler_.count_wake(self, at != 0 && awake > at ? awake - at : 0);
+      if (at != 0 && awake > at) note_wake_latency(awake - at);
     }
     if (park != nullptr) {
       park->parked = true;
@@ -333,7 +351,49 @@ void WorkerPool::wake(std::uint32_t index) {
   unpark_one(word);
 }
 
+void WorkerPool::note_wake_latency(std::uint64_t ns) {
+  ns = std::min(ns, kMaxLatencySampleNs);
+  // Several workers may update it at once; a lost update only delays the average by one sample.
+  const std::uint64_t old = wake_latency_ns_.load(std::memory_order_relaxed);
+  const std::uint64_t next = old == 0 ? ns : old - old / 8 + ns / 8;
+  wake_latency_ns_.store(std::max<std::uint64_t>(next, 1), std::memory_order_relaxed);
+}
+
+bool WorkerPool::holding_wakes() {
+  return t_held.holding;
+}
+
+void WorkerPool::hold_wakes(std::uint64_t until_ns) {
+  t_held = HeldWakes{};
+  t_held.holding = true;
+  t_held.until_ns = until_ns;
+}
+
+bool WorkerPool::lift_hold(std::uint32_t self) {
+  HeldWakes& held = t_held;
+  held.holding = false;
+  if (!held.owes_one) return false;
+  held.owes_one = false;
+  // The jobs were published before the wake was held; a sleeper may have been woken since, or a
+  // spinner may have taken them: wake only for what is still queued and unnoticed.
+  full_fence();
+  if (!scheduler_.current().any_queued() || !sleeper_unnoticed()) return false;
+  wake_one(self);
+  return true;
+}
+
+bool WorkerPool::end_hold(std::uint32_t self) {
+  const bool late = t_held.woke_late;
+  if (t_held.holding) lift_hold(self);
+  t_held = HeldWakes{};
+  return late;
+}
+
 void WorkerPool::wake_one(std::uint32_t except) {
+  if (t_held.holding) {
+    t_held.owes_one = true;
+    return;
+  }
   const std::uint64_t self_bit = except < 64 ? 1ull << except : 0;
   const std::uint64_t parked =
       parked_.load(std::memory_order_relaxed) & ~self_bit & active_.load(std::memory_order_relaxed);

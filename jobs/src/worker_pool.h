@@ -84,8 +84,27 @@ class WorkerPool {
            (parked_.load(std::memory_order_relaxed) & ~waiting_.load(std::memory_order_relaxed) &
             active_.load(std::memory_order_relaxed)) != 0;
   }
-  // Wakes one parked participant other than `except`, preferring idle workers.
+  // Wakes one parked participant other than `except`, preferring idle workers. While the calling
+  // thread holds its wakes (hold_wakes()), it only notes that a wake is owed.
   void wake_one(std::uint32_t except);
+
+  // Config::skip_wakes_for_short_ranges. How long a wake takes to land: from the wake call to the
+  // woken participant running, averaged over recent wakes (0 until the first).
+  std::uint64_t wake_latency_ns() const {
+    const std::uint64_t forced = forced_latency_ns_.load(std::memory_order_relaxed);
+    return forced != 0 ? forced : wake_latency_ns_.load(std::memory_order_relaxed);
+  }
+  void force_wake_latency(std::uint64_t ns) {
+    forced_latency_ns_.store(ns, std::memory_order_relaxed);
+  }
+  // The calling participant's wakes for work (wake_one(), Dynamic's) are owed instead of made,
+  // until `until_ns` (help_until() then makes them) or end_hold(). Wakes of threads parked in
+  // wait() are never held.
+  static bool holding_wakes();
+  static void hold_wakes(std::uint64_t until_ns);
+  // Ends the hold: makes the owed wakes where work is still queued. True when the hold had run out
+  // before (the range ran longer than a wake takes) and a wake was made then.
+  bool end_hold(std::uint32_t self);
   // After a counter finished: wakes the participants parked inside wait().
   void wake_waiters_after_finish() {
     full_fence();
@@ -116,6 +135,9 @@ class WorkerPool {
   std::int64_t sentinel_timeout(std::uint64_t now) const;
   void wake(std::uint32_t index);
   void wake_waiters();
+  // Makes the wakes the calling thread owes, where work is queued; true when it woke someone.
+  bool lift_hold(std::uint32_t self);
+  void note_wake_latency(std::uint64_t ns);
 
   Scheduler& scheduler_;
   const Config& config_;
@@ -132,6 +154,8 @@ class WorkerPool {
   // (the spinner will find the job and wake the next one if more is queued).
   std::atomic<std::uint32_t> spinning_{0};
   std::atomic<std::uint32_t> pin_failure_logged_{0};
+  std::atomic<std::uint64_t> wake_latency_ns_{0};    // moving average (wake_latency_ns())
+  std::atomic<std::uint64_t> forced_latency_ns_{0};  // tests: used instead when not 0
   // Cadence of bursts, worker 1 only (see Config::predictive_wake).
   std::uint64_t burst_last_ns_ = 0;
   std::uint64_t burst_period_ns_ = 0;

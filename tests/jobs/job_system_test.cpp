@@ -979,5 +979,129 @@ TEST(TbbBackend, SuccessiveJobSystemsDoNotShareThreadBindings) {
   }
 }
 
+#if SPINDLE_THREADS
+// --- blocking ranges too short for a wake (Config::skip_wakes_for_short_ranges) ---------------
+
+constexpr std::uint16_t kShortTag = 7;
+
+// A blocking range of `n` items on tag kShortTag, each `item_us` long, that checks every item
+// ran once; returns how many items participant 1 ran.
+int short_range(JobSystem& js, std::size_t n, int item_us) {
+  std::vector<std::atomic<int>> runs(n);
+  std::atomic<int> by_worker1{0};
+  js.parallel_for_range(0, n, 1,
+                        [&](std::size_t b, std::size_t e) {
+                          for (std::size_t i = b; i < e; ++i) {
+                            const auto until = std::chrono::steady_clock::now() +
+                                               std::chrono::microseconds(item_us);
+                            while (std::chrono::steady_clock::now() < until) {
+                            }
+                            runs[i].fetch_add(1, std::memory_order_relaxed);
+                            if (js.current_worker() == 1)
+                              by_worker1.fetch_add(1, std::memory_order_relaxed);
+                          }
+                        },
+                        {"short", kShortTag});
+  for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(runs[i].load(), 1) << "item " << i;
+  return by_worker1.load();
+}
+
+// Lets the workers finish spinning and park, and any wake in flight land.
+void settle() {
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+}
+
+// Two ranges of a tag that ended before a wake would have landed: the next ones start alone,
+// wake nobody, and still run every item once.
+TEST(ShortRanges, ATagWhoseRangesEndBeforeAWakeLandsStartsAlone) {
+  JobSystem js(pinned_job_config(Mode::Dynamic, 2));
+  detail::set_wake_latency_for_tests(js, 1'000'000'000);  // a second: every range here is short
+  short_range(js, 16, 0);
+  short_range(js, 16, 0);
+  EXPECT_EQ(js.stats().ranges_alone, 0u) << "one or two short ranges are not enough";
+  settle();
+  const std::uint64_t wakes_before = js.worker_stats(1).wakes;
+  for (int r = 0; r < 20; ++r) EXPECT_EQ(short_range(js, 16, 0), 0) << "range " << r;
+  settle();
+  EXPECT_EQ(js.stats().ranges_alone, 20u);
+  EXPECT_EQ(js.stats().ranges_alone_woke, 0u);
+  EXPECT_EQ(js.worker_stats(1).wakes, wakes_before) << "a range started alone woke a worker";
+  // Another tag has its own history: its first range wakes as before.
+  js.parallel_for_range(0, 16, 1, [](std::size_t, std::size_t) {}, {"other", 8});
+  EXPECT_EQ(js.stats().ranges_alone, 20u);
+}
+
+// A range started alone that runs longer than a wake takes wakes a worker part way, and the
+// worker takes some of it; the tag's next range starts with a wake again.
+TEST(ShortRanges, ARangeThatRunsLongWakesAWorkerPartWay) {
+  JobSystem js(pinned_job_config(Mode::Dynamic, 2));
+  detail::set_wake_latency_for_tests(js, 200'000);  // 200 us
+  short_range(js, 4, 0);
+  short_range(js, 4, 0);
+  settle();
+  // 64 items of 300 us: about 19 ms alone.
+  EXPECT_GT(short_range(js, 64, 300), 0) << "worker 1 never joined the long range";
+  EXPECT_EQ(js.stats().ranges_alone, 1u);
+  EXPECT_EQ(js.stats().ranges_alone_woke, 1u);
+  short_range(js, 64, 300);  // long again: the score is gone
+  EXPECT_EQ(js.stats().ranges_alone, 1u) << "a tag whose ranges got long kept starting alone";
+}
+
+// A range started alone that throws ends its hold: a job submitted afterwards wakes a worker
+// even though its submitter never helps.
+TEST(ShortRanges, AThrowingRangeStartedAloneEndsItsHold) {
+  SPINDLE_REQUIRE_ENGINE_EXCEPTIONS();
+  JobSystem js(pinned_job_config(Mode::Dynamic, 2));
+  detail::set_wake_latency_for_tests(js, 1'000'000'000);
+  short_range(js, 16, 0);
+  short_range(js, 16, 0);
+  settle();
+  EXPECT_THROW(js.parallel_for_range(0, 16, 1,
+                                     [](std::size_t b, std::size_t e) {
+                                       if (b <= 3 && 3 < e) throw std::runtime_error("item 3");
+                                     },
+                                     {"short", kShortTag}),
+               std::runtime_error);
+  EXPECT_EQ(js.stats().ranges_alone, 1u);
+  settle();
+  std::atomic<bool> ran{false};
+  Counter counter;
+  js.run(counter, {"elsewhere"}, [&] { ran.store(true); });
+  // Not js.wait(): the submitter must not run it itself.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!ran.load() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(ran.load()) << "no worker was woken: the hold outlived its range";
+  js.wait(counter);
+}
+
+// Never: when Config says so, in Static mode (one piece per participant), and for a range of
+// fewer than 4 pieces per participant, whose caller could not wake anyone until it is nearly done.
+TEST(ShortRanges, NeverWhereTheCallerCouldNotWakeAWorkerEarly) {
+  Config config = pinned_job_config(Mode::Dynamic, 2);
+  config.skip_wakes_for_short_ranges = false;
+  {
+    JobSystem js(config);
+    detail::set_wake_latency_for_tests(js, 1'000'000'000);
+    for (int r = 0; r < 5; ++r) short_range(js, 16, 0);
+    EXPECT_EQ(js.stats().ranges_alone, 0u) << "Config off";
+  }
+  if (mode_available(Mode::Static)) {
+    JobSystem js(pinned_job_config(Mode::Static, 2));
+    detail::set_wake_latency_for_tests(js, 1'000'000'000);
+    for (int r = 0; r < 5; ++r) short_range(js, 16, 0);
+    EXPECT_EQ(js.stats().ranges_alone, 0u) << "Static";
+  }
+  JobSystem js(pinned_job_config(Mode::Dynamic, 2));
+  detail::set_wake_latency_for_tests(js, 1'000'000'000);
+  for (int r = 0; r < 5; ++r) short_range(js, 7, 0);  // 7 pieces on 2 participants
+  EXPECT_EQ(js.stats().ranges_alone, 0u) << "few pieces";
+  short_range(js, 8, 0);
+  EXPECT_EQ(js.stats().ranges_alone, 1u) << "8 pieces on 2 participants";
+}
+
+#endif
+
 }  // namespace
 }  // namespace spindle::jobs

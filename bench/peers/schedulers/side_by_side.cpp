@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <spindle/jobs/job_system.h>
+#include <sys/resource.h>
 // g++ 12 sees an out-of-bounds read in Taskflow's IndexRangesPartitioner<T, 1> constructor that
 // cannot happen (a loop of N - 1 = 0 iterations): a false -Warray-bounds, kept out of our build.
 #pragma GCC diagnostic push
@@ -75,10 +76,21 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-double process_cpu_seconds() {
+double cpu_seconds(clockid_t clock) {
   timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  clock_gettime(clock, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double process_cpu_seconds() {
+  return cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+// Context switches of the whole process, voluntary (a thread slept) and not (it was preempted).
+long process_switches() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_nvcsw + u.ru_nivcsw;
 }
 
 // --- sizes -------------------------------------------------------------------------------------
@@ -434,6 +446,8 @@ class SpindleContender {
     return my_tally_slot();
   }
   std::uint64_t inline_overflows() const { return js_.stats().inline_overflows; }
+  // Blocking ranges started without waking a worker (Config::skip_wakes_for_short_ranges).
+  std::uint64_t ranges_alone() const { return js_.stats().ranges_alone; }
   // Times a participant was woken by another thread, all participants together.
   std::uint64_t wakes() const {
     std::uint64_t sum = 0;
@@ -793,6 +807,9 @@ enum Metric {
   kFrameP99OverMedian,
   kIdleMsPerS,
   kIdleRawMsPerS,
+  kIdleMainMsPerS,
+  kIdleSwitchesPerBurst,
+  kIdleAlonePct,
   kBurstAfter1msUs,
   kBurstAfter10msUs,
   kMetrics
@@ -956,14 +973,24 @@ Sample measure_idle(S& s, const Sizes& z) {
   std::vector<double> after_10ms;
   std::vector<double> after_1ms;
   const double cpu0 = process_cpu_seconds();
+  const double main0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+  const long switches0 = process_switches();
   const auto wall0 = Clock::now();
   if (!phase(std::chrono::milliseconds(10), after_10ms)) return out;
   const double cpu = process_cpu_seconds() - cpu0;
+  const double main_cpu = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - main0;
+  const long switches = process_switches() - switches0;
   const double wall = seconds_since(wall0);
   if (!phase(std::chrono::milliseconds(1), after_1ms)) return out;
 
   out.values.push_back({kIdleMsPerS, (cpu - z.bursts * g_burst_work_s) / wall * 1e3});
   out.values.push_back({kIdleRawMsPerS, cpu / wall * 1e3});
+  out.values.push_back({kIdleMainMsPerS, main_cpu / wall * 1e3});
+  out.values.push_back({kIdleSwitchesPerBurst, static_cast<double>(switches) / z.bursts});
+  if constexpr (requires { s.ranges_alone(); }) {
+    out.values.push_back(
+        {kIdleAlonePct, 100.0 * static_cast<double>(s.ranges_alone()) / (2.0 * z.bursts)});
+  }
   out.values.push_back({kBurstAfter10msUs, median_of(after_10ms)});
   out.values.push_back({kBurstAfter1msUs, median_of(after_1ms)});
   return out;
@@ -1202,6 +1229,10 @@ void print_report(const Options& o, const Sizes& z, const std::string& load_at_s
   detail('c', "c) ms per fib(30)", kFibMs, 2);
   detail('d', "d) median frame, ms", kFrameMedianMs, 2);
   detail('e', "e) process CPU incl. the bursts' work, ms per s", kIdleRawMsPerS, 1);
+  detail('e', "e) of which the submitting thread's, ms per s", kIdleMainMsPerS, 1);
+  detail('e', "e) context switches per burst, whole process", kIdleSwitchesPerBurst, 1);
+  detail('e', "e) Spindle bursts started without waking a worker, % (both sleep lengths)",
+         kIdleAlonePct, 1);
   if (o.reps > 1) {
     std::printf("\nSpread over the reps (min-max; speedup rows: the contender's own time):\n\n");
     print_table(rows, ran, o, true);

@@ -141,6 +141,14 @@ struct Config {
   // nobody else could start it sooner. false: queued all the same, so that priorities order what
   // it runs while it waits.
   bool run_at_once_when_alone = true;
+  // Dynamic mode: a blocking parallel_for that will end before a parked worker could join it
+  // does not wake one. When its tag's last blocking ranges each took less time than a wake takes
+  // to land (measured: from the wake call to the worker running), its caller starts it alone. If
+  // it is still running after that long, the caller wakes a worker at its next piece. Only ranges
+  // of at least 4 pieces per participant, so that a range that turns out long reaches a piece's
+  // end early. On a VM whose wake costs the waker ~17 us and lands ~70 us later, a 30 us range
+  // is then faster and takes half the CPU (docs/jobs.md). Stats::ranges_alone counts them.
+  bool skip_wakes_for_short_ranges = true;
   JobHooks hooks{};
   LogFn log = nullptr;
   void* log_user = nullptr;
@@ -166,6 +174,11 @@ struct TagStats {
 struct Stats {
   std::uint64_t inline_overflows = 0;  // jobs run inline because a capacity was exceeded
   std::uint64_t exceptions_dropped = 0;
+  // Blocking parallel_fors started without waking a parked worker, as too short for a wake to
+  // land in time (Config::skip_wakes_for_short_ranges), and those of them that ran longer than
+  // that after all, so that their caller woke a worker part way through.
+  std::uint64_t ranges_alone = 0;
+  std::uint64_t ranges_alone_woke = 0;
 };
 
 }  // namespace spindle::jobs
@@ -176,9 +189,12 @@ struct Stats {
 namespace spindle::jobs {
 
 struct JobGraph;
+class JobSystem;
 namespace detail {
 class Scheduler;
 struct RangeSpawner;
+// Tests only: the wake latency Config::skip_wakes_for_short_ranges assumes, in ns (0: measured).
+void set_wake_latency_for_tests(JobSystem& js, std::uint64_t ns);
 // The at-once path of the templates below, each one call into the scheduler (scheduler.cpp).
 bool may_run_at_once(const Scheduler& scheduler);
 void run_at_once(Scheduler& scheduler, Job* job);
@@ -285,6 +301,9 @@ class JobSystem {
                           const JobDesc& desc = {"parallel_for"}) {
     Counter counter;
     std::atomic<std::size_t> next{0};  // JobDesc::in_order: the next item to hand out
+    // Config::skip_wakes_for_short_ranges
+    const BlockingRange scope(*this, desc.tag,
+                              desc.in_order ? end - begin : pieces(begin, end, grain));
     submit_range_of(counter, begin, end, grain, fn, desc, desc.in_order ? &next : nullptr);
     wait(counter);
   }
@@ -352,6 +371,7 @@ class JobSystem {
 
  private:
   friend struct detail::RangeSpawner;
+  friend void detail::set_wake_latency_for_tests(JobSystem& js, std::uint64_t ns);
 
   JobSystem(const Config& config, std::size_t caller_capture_bytes);
 
@@ -377,6 +397,25 @@ class JobSystem {
   template <class F>
   void submit_range_of(Counter& counter, std::size_t begin, std::size_t end, std::size_t grain,
                        const F& fn, const JobDesc& desc, std::atomic<std::size_t>* next);
+  // How many jobs a range of [begin, end) cut at most `grain` long (0: Dynamic's default) makes.
+  std::size_t pieces(std::size_t begin, std::size_t end, std::size_t grain) const {
+    const std::size_t n = end > begin ? end - begin : 0;
+    if (grain == 0) grain = n / (std::size_t{worker_count_} * 8);
+    if (grain == 0) grain = 1;
+    return (n + grain - 1) / grain;
+  }
+  // Around a blocking parallel_for (Config::skip_wakes_for_short_ranges): whether its caller
+  // starts it alone, and, at its end, how long it took, for the next range of its tag.
+  struct BlockingRange {
+    BlockingRange(JobSystem& js, std::uint16_t tag, std::size_t pieces);
+    ~BlockingRange();
+    BlockingRange(const BlockingRange&) = delete;
+    BlockingRange& operator=(const BlockingRange&) = delete;
+    JobSystem& js;
+    std::uint16_t tag;
+    bool held = false;        // this scope holds the caller's wakes
+    std::uint64_t start = 0;  // ns; 0: not measured (Single, Tbb, outside threads, alone)
+  };
 
   Config config_;
   Mode mode_;
