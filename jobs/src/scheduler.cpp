@@ -605,6 +605,9 @@ void Scheduler::wait_for(Counter& counter) {
     if (timed) to = ticks();
     if (t_job_depth != 0) t_nested_ticks = nested + (to - from);
   }
+  // Back to user code with its jobs done: the next burst starts on warm slots.
+  if (t_job_depth == 0 && t_state.scheduler == this && t_state.index < worker_count_)
+    participants_[t_state.index].pool.rewind();
   if (record) recorder_->add_at(to, Recorder::EventType::WaitEnd, key, 0, 0);
 }
 

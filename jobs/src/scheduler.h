@@ -65,6 +65,13 @@ class JobPool {
     }
     return nullptr;
   }
+  // Owner only, when it has no job of its own in flight to speak of (it leaves the job system,
+  // or goes idle): back to the ring's start if its first kWarmSlots are free. The next burst of
+  // jobs then reuses slots touched recently instead of walking on through the ring's cold ones
+  // (on a VM, pages the host may have taken back while they sat idle: 100-200 us stalls).
+  void rewind() {
+    if (next_ >= kWarmSlots && first_slots_free()) next_ = 0;
+  }
   bool all_free() const {
     for (std::uint32_t i = 0; i <= mask_; ++i) {
       if (at(i)->state.load(std::memory_order_acquire) != 0) return false;
@@ -80,9 +87,17 @@ class JobPool {
     job->joins.store(0, std::memory_order_relaxed);
     return job;
   }
+  bool first_slots_free() const {
+    for (std::uint32_t i = 0; i < kWarmSlots; ++i) {
+      if (at(i)->state.load(std::memory_order_acquire) != 0) return false;
+    }
+    return true;
+  }
   Job* at(std::uint32_t i) const {
     return reinterpret_cast<Job*>(base_ + std::size_t{i} * stride_);
   }
+  // The slots rewind() goes back to when they are free.
+  static constexpr std::uint32_t kWarmSlots = 64;
   std::byte* base_ = nullptr;
   std::uint32_t mask_ = 0;
   std::uint32_t stride_ = 0;

@@ -190,6 +190,7 @@ void WorkerPool::worker_main(std::uint32_t index) {
         burst_due = 0;
       }
     }
+    scheduler_.pool(index).rewind();  // out of work: its next jobs start on warm slots
     ParkInfo park;
     if (!idle(index, nullptr, &park, spin_ns)) break;
     after_idle = true;

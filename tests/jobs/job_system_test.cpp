@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -977,6 +978,35 @@ TEST(TbbBackend, SuccessiveJobSystemsDoNotShareThreadBindings) {
     });
     ASSERT_EQ(sum.load(), 200000u) << "round " << round;
   }
+}
+
+// A burst of jobs from outside any job, waited for, leaves the submitter's slots to be reused:
+// the next burst starts on the same (warm) slots, not on the next ones of the ring. A job's
+// capture lives in its slot, so its address says which slot ran it.
+TEST(JobSystem, ABurstAfterAWaitReusesTheSameSlots) {
+  if (!mode_available(Mode::Dynamic)) GTEST_SKIP() << "needs the threaded scheduler";
+  JobSystem js(pinned_job_config(Mode::Dynamic, 2));
+  auto burst = [&js] {
+    std::vector<const void*> at(100);
+    Counter counter;
+    for (std::size_t i = 0; i < at.size(); ++i) {
+      js.run(counter, {"burst"}, [out = &at, i] { (*out)[i] = &out; });
+    }
+    js.wait(counter);
+    return at;
+  };
+  const std::vector<const void*> first = burst();
+  // One more wait, with every job of the burst long finished, so that the slots are free. Its
+  // job took slot 0 if the burst's own wait went back to the start already (its last slot may
+  // not have been given back yet when the counter reached zero), else slot 100.
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  Counter settle;
+  js.run(settle, {"settle"}, [] {});
+  js.wait(settle);
+  const std::vector<const void*> second = burst();
+  EXPECT_TRUE(second[0] == first[0] || second[0] == first[1])
+      << "the second burst started elsewhere in the ring";
+  EXPECT_EQ(std::set<const void*>(first.begin(), first.end()).size(), first.size());
 }
 
 #if SPINDLE_THREADS
