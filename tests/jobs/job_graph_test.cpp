@@ -138,6 +138,18 @@ TEST(ActiveWorkers, OnlyActiveParticipantsAreHandedWork) {
   EXPECT_EQ(js.active_workers(), 1u);
 }
 
+// A job that spins until run() has returned: were it run at once, it would never end.
+void expect_run_returns_before_its_job_ends(JobSystem& js) {
+  std::atomic<bool> release{false};
+  Counter later;
+  js.run(later, {"queued"}, [&] {
+    while (!release.load()) {
+    }
+  });
+  release.store(true);
+  js.wait(later);
+}
+
 // With one active participant a job it submits runs at once (nobody else could start it
 // sooner); its exception still waits for wait(), and a chain of jobs each submitting the next
 // does not grow the stack without bound.
@@ -168,14 +180,7 @@ TEST(ActiveWorkers, OneActiveParticipantRunsItsJobsAtOnce) {
   EXPECT_EQ(left.load(), 0);
   // Raised again: queued as usual, so run() returns before the job ends.
   js.set_active_workers(2);
-  std::atomic<bool> release{false};
-  Counter later;
-  js.run(later, {"queued"}, [&] {
-    while (!release.load()) {
-    }
-  });
-  release.store(true);
-  js.wait(later);
+  expect_run_returns_before_its_job_ends(js);
 }
 
 // Static mode with one participant in all: the same, since every job is dealt to that one
@@ -202,14 +207,7 @@ TEST(ActiveWorkers, StaticWithOneParticipantRunsItsJobsAtOnce) {
     EXPECT_EQ(ran, 1);
   }
   JobSystem js(job_config(Mode::Static, 2));
-  std::atomic<bool> release{false};
-  Counter later;
-  js.run(later, {"queued"}, [&] {
-    while (!release.load()) {
-    }
-  });
-  release.store(true);
-  js.wait(later);
+  expect_run_returns_before_its_job_ends(js);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, JobTimeModes, ::testing::ValuesIn(test::available_modes()),
