@@ -1127,6 +1127,15 @@ TEST(ShortRanges, NeverWhereTheCallerCouldNotWakeAWorkerEarly) {
   detail::set_wake_latency_for_tests(js, 1'000'000'000);
   for (int r = 0; r < 5; ++r) short_range(js, 7, 0);  // 7 pieces on 2 participants
   EXPECT_EQ(js.stats().ranges_alone, 0u) << "few pieces";
+  // In order: the caller's one job takes item after item.
+  std::atomic<int> items{0};
+  for (int r = 0; r < 5; ++r) {
+    js.parallel_for_range(0, 64, 1,
+                          [&](std::size_t b, std::size_t e) { items += static_cast<int>(e - b); },
+                          {"in order", kShortTag, Priority::Normal, false, true});
+  }
+  EXPECT_EQ(items.load(), 5 * 64);
+  EXPECT_EQ(js.stats().ranges_alone, 0u) << "in order";
   short_range(js, 8, 0);
   EXPECT_EQ(js.stats().ranges_alone, 1u) << "8 pieces on 2 participants";
 }

@@ -301,9 +301,9 @@ class JobSystem {
                           const JobDesc& desc = {"parallel_for"}) {
     Counter counter;
     std::atomic<std::size_t> next{0};  // JobDesc::in_order: the next item to hand out
-    // Config::skip_wakes_for_short_ranges
-    const BlockingRange scope(*this, desc.tag,
-                              desc.in_order ? end - begin : pieces(begin, end, grain));
+    // Config::skip_wakes_for_short_ranges. An in-order range's caller takes item after item in
+    // one job, so it has no piece's end at which to wake a worker: it never starts alone.
+    const BlockingRange scope(*this, desc.tag, desc.in_order ? 0 : pieces(begin, end, grain));
     submit_range_of(counter, begin, end, grain, fn, desc, desc.in_order ? &next : nullptr);
     wait(counter);
   }
