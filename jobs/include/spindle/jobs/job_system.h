@@ -145,9 +145,10 @@ struct Config {
   // does not wake one. When its tag's last blocking ranges each took less time than a wake takes
   // to land (measured: from the wake call to the worker running), its caller starts it alone. If
   // it is still running after that long, the caller wakes a worker at its next piece. Only ranges
-  // of at least 4 pieces per participant, so that a range that turns out long reaches a piece's
-  // end early. On a VM whose wake costs the waker ~17 us and lands ~70 us later, a 30 us range
-  // is then faster and takes half the CPU (docs/jobs.md). Stats::ranges_alone counts them.
+  // of at least 4 pieces per participant, not in order, so that a range that turns out long
+  // reaches a piece's end early. On a VM whose wake costs the waker ~17 us and lands ~70 us
+  // later, a 30 us range is then faster and takes half the CPU (docs/jobs.md).
+  // Stats::ranges_alone counts them.
   bool skip_wakes_for_short_ranges = true;
   JobHooks hooks{};
   LogFn log = nullptr;
