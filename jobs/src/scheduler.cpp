@@ -89,6 +89,9 @@ struct RangeSpawner {
   static void spawn(const RangeTask& task) {
     Recorder* recorder = &task.system->scheduler_->recorder();
     t_spawn_range = task.range_id;
+#if SPINDLE_THREADS
+    const WorkerPool::PieceScope piece;  // a range started alone holds only these wakes
+#endif
     task.system->submit_callable(task.counter, {}, task.desc,
                                  [task, recorder] { run_range_task(task, *recorder); });
   }
@@ -733,7 +736,7 @@ void Scheduler::begin_blocking_range(std::uint16_t tag, std::size_t pieces, bool
   if (short_ranges_[slot].load(std::memory_order_relaxed) >= kShortScoreAlone &&
       pieces >= kAlonePiecesPerWorker * active_workers()) {
     held = true;
-    WorkerPool::hold_wakes(start + latency);
+    workers_->hold_wakes(start + latency);
     ranges_alone_.fetch_add(1, std::memory_order_relaxed);
   }
 #else

@@ -57,20 +57,28 @@ class JobPool {
   }
   Job* try_acquire() {
     // Slots finish out of order; looking a few ahead avoids declaring the pool full because one
-    // long job still holds the oldest slot.
-    for (int probe = 0; probe < 32; ++probe) {
-      Job* job = at(next_);
-      next_ = (next_ + 1) & mask_;
-      if (job->state.load(std::memory_order_acquire) == 0) return claim(job);
+    // long job still holds the oldest slot. After a rewind(), where the slots past the warm ones
+    // are busy, look again where the cursor was.
+    for (;;) {
+      for (int probe = 0; probe < 32; ++probe) {
+        Job* job = at(next_);
+        next_ = (next_ + 1) & mask_;
+        if (job->state.load(std::memory_order_acquire) == 0) return claim(job);
+      }
+      if (resume_ == 0) return nullptr;
+      next_ = resume_;
+      resume_ = 0;
     }
-    return nullptr;
   }
   // Owner only, when it has no job of its own in flight to speak of (it leaves the job system,
   // or goes idle): back to the ring's start if its first kWarmSlots are free. The next burst of
   // jobs then reuses slots touched recently instead of walking on through the ring's cold ones
   // (on a VM, pages the host may have taken back while they sat idle: 100-200 us stalls).
   void rewind() {
-    if (next_ >= kWarmSlots && first_slots_free()) next_ = 0;
+    if (next_ >= kWarmSlots && first_slots_free()) {
+      resume_ = next_;
+      next_ = 0;
+    }
   }
   bool all_free() const {
     for (std::uint32_t i = 0; i <= mask_; ++i) {
@@ -102,6 +110,7 @@ class JobPool {
   std::uint32_t mask_ = 0;
   std::uint32_t stride_ = 0;
   std::uint32_t next_ = 0;
+  std::uint32_t resume_ = 0;  // where the cursor was before rewind() (0: nowhere to go back to)
 };
 
 // Statistics of one participant. Written by that participant alone (relaxed load + store, no

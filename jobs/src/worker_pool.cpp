@@ -26,9 +26,13 @@ constexpr std::uint64_t kQuietSpinNs = 1'000;
 // average wake latency: one such wake must not make every range under a millisecond run alone.
 constexpr std::uint64_t kMaxLatencySampleNs = 500'000;
 
-// The wakes a participant owes while it holds them (WorkerPool::hold_wakes()).
+// The wakes a participant owes while it holds them (WorkerPool::hold_wakes()). Only the wakes of
+// one pool, and only for the range's own pieces: a job an item submits, to this job system or to
+// another, wakes as it always did.
 struct HeldWakes {
+  const WorkerPool* pool = nullptr;  // whose wakes are held
   bool holding = false;
+  bool piece = false;      // a piece of a range is being submitted (WorkerPool::PieceScope)
   bool owes_one = false;   // a wake_one() was held
   bool woke_late = false;  // the hold ran out and a wake was made then
   std::uint64_t until_ns = 0;
@@ -213,7 +217,8 @@ void WorkerPool::help_until(Counter& counter, std::uint32_t self, ModeImpl& mode
   bool after_idle = false;
   for (;;) {
     // A range started alone that is still running after a wake would have landed: wake now.
-    if (t_held.holding && now_ns() >= t_held.until_ns) t_held.woke_late |= lift_hold(self);
+    if (t_held.holding && t_held.pool == this && now_ns() >= t_held.until_ns)
+      t_held.woke_late |= lift_hold(self);
     // Our own batch is all that is left of `counter`: settle it so the counter can finish.
     if (scheduler_.batch_holds_rest_of(self, counter)) scheduler_.flush_batch(self);
     if (counter.done()) break;
@@ -225,7 +230,7 @@ void WorkerPool::help_until(Counter& counter, std::uint32_t self, ModeImpl& mode
     }
     scheduler_.flush_batch(self);
     // Nothing left here while the counter runs elsewhere: owed wakes are made before we idle.
-    if (t_held.holding) t_held.woke_late |= lift_hold(self);
+    if (t_held.holding && t_held.pool == this) t_held.woke_late |= lift_hold(self);
     idle(self, &counter);
     after_idle = true;
   }
@@ -366,8 +371,17 @@ bool WorkerPool::holding_wakes() {
 
 void WorkerPool::hold_wakes(std::uint64_t until_ns) {
   t_held = HeldWakes{};
+  t_held.pool = this;
   t_held.holding = true;
   t_held.until_ns = until_ns;
+}
+
+WorkerPool::PieceScope::PieceScope() : outer_(t_held.piece) {
+  t_held.piece = true;
+}
+
+WorkerPool::PieceScope::~PieceScope() {
+  t_held.piece = outer_;
 }
 
 bool WorkerPool::lift_hold(std::uint32_t self) {
@@ -386,12 +400,14 @@ bool WorkerPool::lift_hold(std::uint32_t self) {
 bool WorkerPool::end_hold(std::uint32_t self) {
   const bool late = t_held.woke_late;
   if (t_held.holding) lift_hold(self);
+  const bool piece = t_held.piece;
   t_held = HeldWakes{};
+  t_held.piece = piece;
   return late;
 }
 
 void WorkerPool::wake_one(std::uint32_t except) {
-  if (t_held.holding) {
+  if (t_held.holding && t_held.piece && t_held.pool == this) {
     t_held.owes_one = true;
     return;
   }

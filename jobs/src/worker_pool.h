@@ -97,11 +97,22 @@ class WorkerPool {
   void force_wake_latency(std::uint64_t ns) {
     forced_latency_ns_.store(ns, std::memory_order_relaxed);
   }
-  // The calling participant's wakes for work (wake_one(), Dynamic's) are owed instead of made,
-  // until `until_ns` (help_until() then makes them) or end_hold(). Wakes of threads parked in
-  // wait() are never held.
+  // The calling participant's wakes of this pool (wake_one(), Dynamic's) for a range's pieces are
+  // owed instead of made, until `until_ns` (help_until() then makes them) or end_hold(). Wakes of
+  // threads parked in wait(), of other pools and for other jobs are never held.
   static bool holding_wakes();
-  static void hold_wakes(std::uint64_t until_ns);
+  void hold_wakes(std::uint64_t until_ns);
+  // Around the submission of a range's piece (RangeSpawner): only those wakes are held.
+  class PieceScope {
+   public:
+    PieceScope();
+    ~PieceScope();
+    PieceScope(const PieceScope&) = delete;
+    PieceScope& operator=(const PieceScope&) = delete;
+
+   private:
+    bool outer_;
+  };
   // Ends the hold: makes the owed wakes where work is still queued. True when the hold had run out
   // before (the range ran longer than a wake takes) and a wake was made then.
   bool end_hold(std::uint32_t self);

@@ -1065,10 +1065,11 @@ TEST(ShortRanges, ATagWhoseRangesEndBeforeAWakeLandsStartsAlone) {
 // worker takes some of it; the tag's next range starts with a wake again.
 TEST(ShortRanges, ARangeThatRunsLongWakesAWorkerPartWay) {
   JobSystem js(pinned_job_config(Mode::Dynamic, 2));
-  detail::set_wake_latency_for_tests(js, 200'000);  // 200 us
+  detail::set_wake_latency_for_tests(js, 1'000'000'000);  // the first two are short for sure
   short_range(js, 4, 0);
   short_range(js, 4, 0);
   settle();
+  detail::set_wake_latency_for_tests(js, 200'000);  // 200 us
   // 64 items of 300 us: about 19 ms alone.
   EXPECT_GT(short_range(js, 64, 300), 0) << "worker 1 never joined the long range";
   EXPECT_EQ(js.stats().ranges_alone, 1u);
@@ -1104,6 +1105,45 @@ TEST(ShortRanges, AThrowingRangeStartedAloneEndsItsHold) {
   }
   EXPECT_TRUE(ran.load()) << "no worker was woken: the hold outlived its range";
   js.wait(counter);
+}
+
+// Spins until `flag` is set, for at most 10 s; true when it was set.
+bool spin_until(const std::atomic<bool>& flag) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!flag.load() && std::chrono::steady_clock::now() < deadline) {
+  }
+  return flag.load();
+}
+
+// Only the range's own pieces are held back. A job an item submits, to this job system or to
+// another, wakes a worker as before: an item may wait for it by other means than wait().
+TEST(ShortRanges, JobsAnItemSubmitsStillWakeAWorker) {
+  JobSystem other(pinned_job_config(Mode::Dynamic, 2));  // built first: the test thread is js's
+  JobSystem js(pinned_job_config(Mode::Dynamic, 2));
+  detail::set_wake_latency_for_tests(js, 1'000'000'000);
+  short_range(js, 16, 0);
+  short_range(js, 16, 0);
+  settle();
+  std::atomic<bool> ran_here{false};
+  std::atomic<bool> ran_there{false};
+  bool seen_here = false;
+  bool seen_there = false;
+  Counter here;
+  Counter there;
+  js.parallel_for_range(0, 16, 1,
+                        [&](std::size_t b, std::size_t) {
+                          if (b != 0) return;
+                          js.run(here, {"here"}, [&] { ran_here.store(true); });
+                          seen_here = spin_until(ran_here);
+                          other.run(there, {"there"}, [&] { ran_there.store(true); });
+                          seen_there = spin_until(ran_there);
+                        },
+                        {"short", kShortTag});
+  EXPECT_EQ(js.stats().ranges_alone, 1u);
+  EXPECT_TRUE(seen_here) << "a job submitted from an item of a range started alone never ran";
+  EXPECT_TRUE(seen_there) << "a job submitted to another job system was never woken for";
+  js.wait(here);
+  other.wait(there);
 }
 
 // Never: when Config says so, in Static mode (one piece per participant), and for a range of
