@@ -997,8 +997,8 @@ TEST(JobSystem, ABurstAfterAWaitReusesTheSameSlots) {
   };
   const std::vector<const void*> first = burst();
   // One more wait, with every job of the burst long finished, so that the slots are free. Its
-  // job took slot 0 if the burst's own wait went back to the start already (its last slot may
-  // not have been given back yet when the counter reached zero), else slot 100.
+  // job takes slot 0 where the burst's own wait went back to the start already (the second burst
+  // then starts on slot 1), else slot 100, and this wait goes back.
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   Counter settle;
   js.run(settle, {"settle"}, [] {});
