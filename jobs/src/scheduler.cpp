@@ -717,23 +717,22 @@ constexpr std::uint8_t kMaxShortScore = 4;
 constexpr std::uint8_t kLongRangePenalty = 2;
 constexpr std::uint8_t kShortScoreAlone = 2;
 
-// Pieces per participant a range needs to start alone: a range that turns out long then reaches
-// the end of its caller's first piece, where it wakes a worker, early.
-constexpr std::size_t kAlonePiecesPerWorker = 4;
-
 void Scheduler::begin_blocking_range(std::uint16_t tag, std::size_t pieces, bool& held,
                                      std::uint64_t& start) {
 #if SPINDLE_THREADS
-  // Static deals one piece per participant, and its caller takes back an unstarted one: a range
-  // started alone would have no piece's end at which to wake a worker.
-  if (mode() != Mode::Dynamic) return;
+  // Static deals its pieces round-robin and its caller takes back unstarted ones; a range it
+  // starts alone is cut kAlonePiecesPerWorker times finer (StaticMode::submit_range).
+  if (mode() != Mode::Dynamic && mode() != Mode::Static) return;
   const std::uint32_t self = current_worker();
   if (self >= worker_count_ || WorkerPool::holding_wakes()) return;  // an outer range decides
   const std::uint64_t latency = workers_->wake_latency_ns();
   if (latency == 0) return;  // no wake measured yet
   start = now_ns();
   const std::uint32_t slot = tag < kMaxTags ? tag : kMaxTags - 1;
-  if (short_ranges_[slot].load(std::memory_order_relaxed) >= kShortScoreAlone &&
+  // With nobody asleep there is no wake to save, and Static would only cut the range finer.
+  const bool would_wake = mode() == Mode::Static ? workers_->asleep_except(self)
+                                                 : workers_->sleeper_unnoticed();
+  if (would_wake && short_ranges_[slot].load(std::memory_order_relaxed) >= kShortScoreAlone &&
       pieces >= kAlonePiecesPerWorker * active_workers()) {
     held = true;
     workers_->hold_wakes(start + latency);

@@ -23,6 +23,11 @@
 
 namespace spindle::jobs::detail {
 
+// Config::skip_wakes_for_short_ranges: the pieces per participant a range needs to start alone
+// (and Static's pieces per participant when it does). A range that turns out long then reaches the
+// end of its caller's first piece, where it wakes a worker, early.
+inline constexpr std::size_t kAlonePiecesPerWorker = 4;
+
 inline CounterState& state_of(Counter& counter) {
   return counter.state_;
 }

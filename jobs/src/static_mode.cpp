@@ -67,13 +67,17 @@ class StaticMode final : public ModeImpl {
   }
 
   // Even split, one chunk per participant (fewer if the grain asks for bigger chunks); the
-  // round-robin dealer gives each participant exactly one of consecutive chunks.
+  // round-robin dealer gives each participant exactly one of consecutive chunks. A range started
+  // alone (Config::skip_wakes_for_short_ranges) is cut kAlonePiecesPerWorker chunks per
+  // participant: its caller, which runs them all while it holds the wakes, then has a chunk's end
+  // early on at which to wake the others if the range turns out long.
   void submit_range(RangeTask& task, std::size_t grain, std::uint32_t self) override {
     const std::size_t begin = task.begin;
     const std::size_t total = task.end - task.begin;
     const std::size_t targets = self == 0 || count_ == 1 ? count_ : count_ - 1;
-    std::size_t chunks = targets;
-    if (grain > 0) chunks = std::clamp<std::size_t>(total / grain, 1, targets);
+    const std::size_t per_target = workers_.holding_wakes_here() ? kAlonePiecesPerWorker : 1;
+    std::size_t chunks = targets * per_target;
+    if (grain > 0) chunks = std::clamp<std::size_t>(total / grain, 1, chunks);
     chunks = std::min(chunks, total);
     for (std::size_t c = 0; c < chunks; ++c) {
       task.begin = begin + total * c / chunks;

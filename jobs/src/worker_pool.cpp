@@ -34,6 +34,7 @@ struct HeldWakes {
   bool holding = false;
   bool piece = false;      // a piece of a range is being submitted (WorkerPool::PieceScope)
   bool owes_one = false;   // a wake_one() was held
+  std::uint64_t owed = 0;  // participants a wake_if_parked() was held for (bit i: participant i)
   bool woke_late = false;  // the hold ran out and a wake was made then
   std::uint64_t until_ns = 0;
 };
@@ -369,6 +370,10 @@ bool WorkerPool::holding_wakes() {
   return t_held.holding;
 }
 
+bool WorkerPool::holding_wakes_here() const {
+  return t_held.holding && t_held.pool == this;
+}
+
 void WorkerPool::hold_wakes(std::uint64_t until_ns) {
   t_held = HeldWakes{};
   t_held.pool = this;
@@ -387,14 +392,40 @@ WorkerPool::PieceScope::~PieceScope() {
 bool WorkerPool::lift_hold(std::uint32_t self) {
   HeldWakes& held = t_held;
   held.holding = false;
-  if (!held.owes_one) return false;
-  held.owes_one = false;
   // The jobs were published before the wake was held; a sleeper may have been woken since, or a
-  // spinner may have taken them: wake only for what is still queued and unnoticed.
+  // spinner (or the holder itself) may have taken them: wake only for what is still queued and
+  // unnoticed.
+  bool woke = false;
+  if (held.owed != 0) {
+    // Static: each owed participant has its own mailbox; wake those whose share is still there.
+    std::uint64_t owed = held.owed;
+    held.owed = 0;
+    full_fence();
+    while (owed != 0) {
+      const std::uint32_t target = static_cast<std::uint32_t>(__builtin_ctzll(owed));
+      owed &= owed - 1;
+      if (!scheduler_.current().has_work(target)) continue;
+      const std::uint64_t bit = 1ull << target;
+      if ((parked_.fetch_and(~bit, std::memory_order_acq_rel) & bit) == 0) continue;
+      wake(target);
+      woke = true;
+    }
+  }
+  if (!held.owes_one) return woke;
+  held.owes_one = false;
   full_fence();
-  if (!scheduler_.current().any_queued() || !sleeper_unnoticed()) return false;
+  if (!scheduler_.current().any_queued() || !sleeper_unnoticed()) return woke;
   wake_one(self);
   return true;
+}
+
+void WorkerPool::wake_parked(std::uint32_t target) {
+  if (t_held.holding && t_held.piece && t_held.pool == this && target < 64) {
+    t_held.owed |= 1ull << target;
+    return;
+  }
+  parked_.fetch_and(~(1ull << target), std::memory_order_acq_rel);
+  wake(target);
 }
 
 bool WorkerPool::end_hold(std::uint32_t self) {

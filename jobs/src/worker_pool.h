@@ -70,13 +70,16 @@ class WorkerPool {
   bool active(std::uint32_t index) const {
     return index < 64 && ((active_.load(std::memory_order_relaxed) >> index) & 1u) != 0;
   }
-  // Static mode dealt a job to `target`: wakes it if it sleeps.
+  // Static mode dealt a job to `target`: wakes it if it sleeps. While the calling thread holds
+  // its wakes (hold_wakes()), it only notes that `target` is owed one.
   void wake_if_parked(std::uint32_t target) {
-    const std::uint64_t bit = 1ull << target;
-    if ((parked_.load(std::memory_order_relaxed) & bit) != 0) {
-      parked_.fetch_and(~bit, std::memory_order_acq_rel);
-      wake(target);
-    }
+    if ((parked_.load(std::memory_order_relaxed) & (1ull << target)) != 0) wake_parked(target);
+  }
+  // An active participant other than `except` is parked (Static then wakes it when it deals to it).
+  bool asleep_except(std::uint32_t except) const {
+    const std::uint64_t self_bit = except < 64 ? 1ull << except : 0;
+    return (parked_.load(std::memory_order_relaxed) & active_.load(std::memory_order_relaxed) &
+            ~self_bit) != 0;
   }
   // An active worker parked outside wait(), none spinning: work queued now would wait for a wake.
   bool idle_worker_asleep() const {
@@ -97,10 +100,13 @@ class WorkerPool {
   void force_wake_latency(std::uint64_t ns) {
     forced_latency_ns_.store(ns, std::memory_order_relaxed);
   }
-  // The calling participant's wakes of this pool (wake_one(), Dynamic's) for a range's pieces are
-  // owed instead of made, until `until_ns` (help_until() then makes them) or end_hold(). Wakes of
-  // threads parked in wait(), of other pools and for other jobs are never held.
+  // The calling participant's wakes of this pool (Dynamic's wake_one(), Static's
+  // wake_if_parked()) for a range's pieces are owed instead of made, until `until_ns`
+  // (help_until() then makes them) or end_hold(). Wakes of threads parked in wait(), of other
+  // pools and for other jobs are never held.
   static bool holding_wakes();
+  // Whether the calling thread holds this pool's wakes (a range it submits now starts alone).
+  bool holding_wakes_here() const;
   void hold_wakes(std::uint64_t until_ns);
   // Around the submission of a range's piece (RangeSpawner): only those wakes are held.
   class PieceScope {
@@ -136,6 +142,8 @@ class WorkerPool {
   };
 
   void worker_main(std::uint32_t index);
+  // wake_if_parked()'s slow path: `target` was parked.
+  void wake_parked(std::uint32_t target);
   void note_pin_failure(std::uint32_t index);
   // Spins, then parks until work arrives (or `counter`, if given, is done). False when stopping.
   // `park` (optional) tells whether and how it slept. `spin_ns` 0: Config::spin_before_park_us.

@@ -1041,41 +1041,55 @@ void settle() {
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
 }
 
+// The modes whose blocking ranges may start alone: Dynamic, and Static where it is built.
+std::vector<Mode> modes_that_start_alone() {
+  std::vector<Mode> modes{Mode::Dynamic};
+  if (mode_available(Mode::Static)) modes.push_back(Mode::Static);
+  return modes;
+}
+
 // Two ranges of a tag that ended before a wake would have landed: the next ones start alone,
 // wake nobody, and still run every item once.
 TEST(ShortRanges, ATagWhoseRangesEndBeforeAWakeLandsStartsAlone) {
-  JobSystem js(pinned_job_config(Mode::Dynamic, 2));
-  detail::set_wake_latency_for_tests(js, 1'000'000'000);  // a second: every range here is short
-  short_range(js, 16, 0);
-  short_range(js, 16, 0);
-  EXPECT_EQ(js.stats().ranges_alone, 0u) << "one or two short ranges are not enough";
-  settle();
-  const std::uint64_t wakes_before = js.worker_stats(1).wakes;
-  for (int r = 0; r < 20; ++r) EXPECT_EQ(short_range(js, 16, 0), 0) << "range " << r;
-  settle();
-  EXPECT_EQ(js.stats().ranges_alone, 20u);
-  EXPECT_EQ(js.stats().ranges_alone_woke, 0u);
-  EXPECT_EQ(js.worker_stats(1).wakes, wakes_before) << "a range started alone woke a worker";
-  // Another tag has its own history: its first range wakes as before.
-  js.parallel_for_range(0, 16, 1, [](std::size_t, std::size_t) {}, {"other", 8});
-  EXPECT_EQ(js.stats().ranges_alone, 20u);
+  for (const Mode mode : modes_that_start_alone()) {
+    SCOPED_TRACE(mode == Mode::Static ? "static" : "dynamic");
+    JobSystem js(pinned_job_config(mode, 2));
+    detail::set_wake_latency_for_tests(js, 1'000'000'000);  // a second: every range is short
+    short_range(js, 16, 0);
+    short_range(js, 16, 0);
+    EXPECT_EQ(js.stats().ranges_alone, 0u) << "one or two short ranges are not enough";
+    settle();
+    const std::uint64_t wakes_before = js.worker_stats(1).wakes;
+    for (int r = 0; r < 20; ++r) EXPECT_EQ(short_range(js, 16, 0), 0) << "range " << r;
+    settle();
+    EXPECT_EQ(js.stats().ranges_alone, 20u);
+    EXPECT_EQ(js.stats().ranges_alone_woke, 0u);
+    EXPECT_EQ(js.worker_stats(1).wakes, wakes_before) << "a range started alone woke a worker";
+    // Another tag has its own history: its first range wakes as before.
+    js.parallel_for_range(0, 16, 1, [](std::size_t, std::size_t) {}, {"other", 8});
+    EXPECT_EQ(js.stats().ranges_alone, 20u);
+  }
 }
 
 // A range started alone that runs longer than a wake takes wakes a worker part way, and the
-// worker takes some of it; the tag's next range starts with a wake again.
+// worker takes some of it; the tag's next range starts with a wake again. In Static, the range
+// started alone is cut finer, so its caller reaches a chunk's end early.
 TEST(ShortRanges, ARangeThatRunsLongWakesAWorkerPartWay) {
-  JobSystem js(pinned_job_config(Mode::Dynamic, 2));
-  detail::set_wake_latency_for_tests(js, 1'000'000'000);  // the first two are short for sure
-  short_range(js, 4, 0);
-  short_range(js, 4, 0);
-  settle();
-  detail::set_wake_latency_for_tests(js, 200'000);  // 200 us
-  // 64 items of 300 us: about 19 ms alone.
-  EXPECT_GT(short_range(js, 64, 300), 0) << "worker 1 never joined the long range";
-  EXPECT_EQ(js.stats().ranges_alone, 1u);
-  EXPECT_EQ(js.stats().ranges_alone_woke, 1u);
-  short_range(js, 64, 300);  // long again: the score is gone
-  EXPECT_EQ(js.stats().ranges_alone, 1u) << "a tag whose ranges got long kept starting alone";
+  for (const Mode mode : modes_that_start_alone()) {
+    SCOPED_TRACE(mode == Mode::Static ? "static" : "dynamic");
+    JobSystem js(pinned_job_config(mode, 2));
+    detail::set_wake_latency_for_tests(js, 1'000'000'000);  // the first two are short for sure
+    short_range(js, 8, 0);
+    short_range(js, 8, 0);
+    settle();
+    detail::set_wake_latency_for_tests(js, 200'000);  // 200 us
+    // 64 items of 300 us: about 19 ms alone.
+    EXPECT_GT(short_range(js, 64, 300), 0) << "worker 1 never joined the long range";
+    EXPECT_EQ(js.stats().ranges_alone, 1u);
+    EXPECT_EQ(js.stats().ranges_alone_woke, 1u);
+    short_range(js, 64, 300);  // long again: the score is gone
+    EXPECT_EQ(js.stats().ranges_alone, 1u) << "a tag whose ranges got long kept starting alone";
+  }
 }
 
 // A range started alone that throws ends its hold: a job submitted afterwards wakes a worker
@@ -1146,36 +1160,47 @@ TEST(ShortRanges, JobsAnItemSubmitsStillWakeAWorker) {
   other.wait(there);
 }
 
-// Never: when Config says so, in Static mode (one piece per participant), and for a range of
-// fewer than 4 pieces per participant, whose caller could not wake anyone until it is nearly done.
+// Never: when Config says so, and for a range of fewer than 4 pieces per participant, whose
+// caller could not wake anyone until it is nearly done.
 TEST(ShortRanges, NeverWhereTheCallerCouldNotWakeAWorkerEarly) {
   Config config = pinned_job_config(Mode::Dynamic, 2);
   config.skip_wakes_for_short_ranges = false;
   {
     JobSystem js(config);
     detail::set_wake_latency_for_tests(js, 1'000'000'000);
-    for (int r = 0; r < 5; ++r) short_range(js, 16, 0);
+    for (int r = 0; r < 5; ++r) {
+      settle();  // each range with a worker asleep: one that would start alone could
+      short_range(js, 16, 0);
+    }
     EXPECT_EQ(js.stats().ranges_alone, 0u) << "Config off";
   }
   if (mode_available(Mode::Static)) {
     JobSystem js(pinned_job_config(Mode::Static, 2));
     detail::set_wake_latency_for_tests(js, 1'000'000'000);
-    for (int r = 0; r < 5; ++r) short_range(js, 16, 0);
-    EXPECT_EQ(js.stats().ranges_alone, 0u) << "Static";
+    for (int r = 0; r < 5; ++r) {
+      settle();
+      short_range(js, 7, 0);
+    }
+    EXPECT_EQ(js.stats().ranges_alone, 0u) << "few pieces, Static";
   }
   JobSystem js(pinned_job_config(Mode::Dynamic, 2));
   detail::set_wake_latency_for_tests(js, 1'000'000'000);
-  for (int r = 0; r < 5; ++r) short_range(js, 7, 0);  // 7 pieces on 2 participants
+  for (int r = 0; r < 5; ++r) {
+    settle();
+    short_range(js, 7, 0);  // 7 pieces on 2 participants
+  }
   EXPECT_EQ(js.stats().ranges_alone, 0u) << "few pieces";
   // In order: the caller's one job takes item after item.
   std::atomic<int> items{0};
   for (int r = 0; r < 5; ++r) {
+    settle();
     js.parallel_for_range(0, 64, 1,
                           [&](std::size_t b, std::size_t e) { items += static_cast<int>(e - b); },
                           {"in order", kShortTag, Priority::Normal, false, true});
   }
   EXPECT_EQ(items.load(), 5 * 64);
   EXPECT_EQ(js.stats().ranges_alone, 0u) << "in order";
+  settle();  // a range starts alone only with a worker asleep
   short_range(js, 8, 0);
   EXPECT_EQ(js.stats().ranges_alone, 1u) << "8 pieces on 2 participants";
 }
