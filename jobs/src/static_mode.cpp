@@ -1,8 +1,8 @@
 // Mode::Static: the source thesis's job system made lock-free. Every job is dealt round-robin
 // into one participant's mailbox and runs there (no stealing between running workers); a
-// parallel_for is split evenly, one chunk per participant. A participant waiting on a counter
-// takes back jobs still queued in others' mailboxes, so a sleeping or descheduled worker does not
-// hold its share hostage. Participant 0 runs its mailbox only while it waits (or while a spawn
+// parallel_for is split evenly, one chunk per participant (four, if it starts alone). A
+// participant waiting on a counter takes back jobs still queued in others' mailboxes, so a
+// sleeping or descheduled worker does not hold its share hostage. Participant 0 runs its mailbox only while it waits (or while a spawn
 // has filled its pool), so others deal to it only then, and it hands back what is left when it
 // stops waiting.
 #include <algorithm>

@@ -141,12 +141,13 @@ struct Config {
   // nobody else could start it sooner. false: queued all the same, so that priorities order what
   // it runs while it waits.
   bool run_at_once_when_alone = true;
-  // Dynamic mode: a blocking parallel_for that will end before a parked worker could join it
-  // does not wake one. When its tag's last blocking ranges each took less time than a wake takes
-  // to land (measured: from the wake call to the worker running), its caller starts it alone. If
-  // it is still running after that long, the caller wakes a worker at its next piece. Only ranges
-  // of at least 4 pieces per participant, not in order, so that a range that turns out long
-  // reaches a piece's end early. On a VM whose wake costs the waker ~17 us and lands ~70 us
+  // Dynamic and Static modes: a blocking parallel_for that will end before a parked worker could
+  // join it does not wake one. When its tag's last blocking ranges each took less time than a
+  // wake takes to land (measured: from the wake call to the worker running) and a worker sleeps,
+  // its caller starts it alone. If it is still running after that long, the caller wakes a worker
+  // at its next piece. Only ranges of at least 4 pieces per participant, not in order, so that a
+  // range that turns out long reaches a piece's end early; Static cuts such a range into 4 chunks
+  // per participant instead of 1. On a VM whose wake costs the waker ~17 us and lands ~70 us
   // later, a 30 us range is then faster and takes half the CPU (docs/jobs.md).
   // Stats::ranges_alone counts them.
   bool skip_wakes_for_short_ranges = true;
@@ -296,7 +297,8 @@ class JobSystem {
   // Calls fn(b, e) over disjoint sub-ranges covering [begin, end) and returns when all have run.
   // Dynamic and Tbb split recursively (thieves take big halves) down to at most `grain` (0:
   // chosen from the participant count); Static splits evenly, one chunk per participant it deals
-  // to, each at least `grain` long. fn is called concurrently, through a const reference.
+  // to (four when the range starts alone, Config::skip_wakes_for_short_ranges), each at least
+  // `grain` long. fn is called concurrently, through a const reference.
   template <class F>
   void parallel_for_range(std::size_t begin, std::size_t end, std::size_t grain, F&& fn,
                           const JobDesc& desc = {"parallel_for"}) {
