@@ -730,8 +730,8 @@ void Scheduler::begin_blocking_range(std::uint16_t tag, std::size_t pieces, bool
   start = now_ns();
   const std::uint32_t slot = tag < kMaxTags ? tag : kMaxTags - 1;
   // With nobody asleep there is no wake to save, and Static would only cut the range finer.
-  const bool would_wake = mode() == Mode::Static ? workers_->asleep_except(self)
-                                                 : workers_->sleeper_unnoticed();
+  const bool would_wake =
+      mode() == Mode::Static ? workers_->asleep_except(self) : workers_->sleeper_unnoticed();
   if (would_wake && short_ranges_[slot].load(std::memory_order_relaxed) >= kShortScoreAlone &&
       pieces >= kAlonePiecesPerWorker * active_workers()) {
     held = true;

@@ -2,9 +2,9 @@
 // into one participant's mailbox and runs there (no stealing between running workers); a
 // parallel_for is split evenly, one chunk per participant (four, if it starts alone). A
 // participant waiting on a counter takes back jobs still queued in others' mailboxes, so a
-// sleeping or descheduled worker does not hold its share hostage. Participant 0 runs its mailbox only while it waits (or while a spawn
-// has filled its pool), so others deal to it only then, and it hands back what is left when it
-// stops waiting.
+// sleeping or descheduled worker does not hold its share hostage. Participant 0 runs its mailbox
+// only while it waits (or while a spawn has filled its pool), so others deal to it only then, and
+// it hands back what is left when it stops waiting.
 #include <algorithm>
 
 #include "scheduler.h"
