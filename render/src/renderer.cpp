@@ -46,6 +46,14 @@ constexpr int kStripsPerTile = 4;
 constexpr std::uint64_t kSplitAboveMean = 3;
 static_assert((kTile / kStripsPerTile) % raster::kDepthBlock == 0);
 
+// The threads the renderer cuts its passes for: in dynamic mode those the frame may wake
+// (JobSystem::active_workers()), not every participant. One active worker runs the chunks one
+// after another, so the passes are cut as for single mode: each further batch of the geometry
+// pass is one more list every tile's raster job walks.
+std::uint32_t split_workers(const jobs::JobSystem& jobs) {
+  return std::max<std::uint32_t>(1, std::min(jobs.worker_count(), jobs.active_workers()));
+}
+
 // A bin entry: the primitive's index in its batch (kEntryPoint set: in its points, otherwise in
 // its triangles), and in the top bits which of the tile's strips (raster_pass()) its rows touch,
 // so that a strip skips the others without reading them.
@@ -869,7 +877,7 @@ struct Renderer::Impl {
     const std::uint32_t scan_chunks = static_cast<std::uint32_t>(
         std::clamp<std::size_t>(n / 2048, 1,
                                 std::min<std::size_t>({scan_sums.size(), chunk_points.size(),
-                                                       4 * std::size_t{jobs.worker_count()}})));
+                                                       4 * std::size_t{split_workers(jobs)}})));
     // Each draw's level of detail is decided here too, and a point made: it counts as one
     // triangle.
     core::for_each_chunk(jobs, scan_chunks, {"render_geometry", tag}, [&](std::uint32_t c) {
@@ -908,7 +916,7 @@ struct Renderer::Impl {
     });
     const std::uint64_t total = prefix[n];
     std::uint32_t count =
-        std::clamp<std::uint32_t>(std::max(chunks, 4 * jobs.worker_count()), 1, config.max_batches);
+        std::clamp<std::uint32_t>(std::max(chunks, 4 * split_workers(jobs)), 1, config.max_batches);
     count = static_cast<std::uint32_t>(
         std::min<std::uint64_t>(count, std::max<std::uint64_t>(total / 256, 1)));
     batch_count = count;
@@ -1332,7 +1340,7 @@ void Renderer::prepare(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_
 
 void Renderer::geometry(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t tag) {
   Impl& m = *impl_;
-  m.choose_tile(jobs.worker_count());
+  m.choose_tile(split_workers(jobs));
   const std::size_t n = m.prep.draw_list().size();
   Stats& s = m.stats;
   s.batches = 0;
@@ -1421,7 +1429,7 @@ void Renderer::raster(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t
 }
 
 void Renderer::render(jobs::JobSystem& jobs, std::uint16_t tag) {
-  const std::uint32_t chunks = 4 * jobs.worker_count();
+  const std::uint32_t chunks = 4 * split_workers(jobs);
   prepare(jobs, chunks, tag);
   geometry(jobs, chunks, tag);
   raster(jobs, chunks, tag);

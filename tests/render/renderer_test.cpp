@@ -418,9 +418,7 @@ TEST(Renderer, ABusyTileDrawnInStripsKeepsTheImage) {
 // otherwise: at 512x256, one worker gets 8 big tiles and two get 32 small ones. The image must
 // not depend on which: the same scene as above (busy tiles drawn in strips, translucent glass,
 // debug lines), with either path.
-std::uint64_t render_either_tiles(jobs::Mode mode, std::uint32_t workers, RenderPath path,
-                                  Renderer::Stats& stats) {
-  jobs::JobSystem js(job_config(mode, workers));
+std::uint64_t render_either_tiles(jobs::JobSystem& js, RenderPath path, Renderer::Stats& stats) {
   Renderer r({.width = 512, .height = 256, .path = path});
   const test::SceneIds ids = test::build_scene(r);
   std::uint64_t hash = 0;
@@ -432,6 +430,11 @@ std::uint64_t render_either_tiles(jobs::Mode mode, std::uint32_t workers, Render
   }
   stats = r.stats();
   return hash;
+}
+std::uint64_t render_either_tiles(jobs::Mode mode, std::uint32_t workers, RenderPath path,
+                                  Renderer::Stats& stats) {
+  jobs::JobSystem js(job_config(mode, workers));
+  return render_either_tiles(js, path, stats);
 }
 
 TEST(Renderer, BigAndSmallTilesGiveTheSameImage) {
@@ -450,6 +453,25 @@ TEST(Renderer, BigAndSmallTilesGiveTheSameImage) {
     }
     EXPECT_EQ(one, two) << (path == RenderPath::DepthBuffer ? "depth buffer" : "ordering table");
   }
+}
+
+// Dynamic mode with one worker awake (JobSystem::set_active_workers(1): the engine's choice when
+// a second core does not shorten the frame) runs its chunks one after another, so the passes are
+// cut as in single mode: the same tiles and geometry batches. Two awake cut them for two.
+TEST(Renderer, OneActiveWorkerCutsThePassesAsSingleModeDoes) {
+  if (!mode_available(jobs::Mode::Dynamic)) GTEST_SKIP() << "needs the threaded scheduler";
+  Renderer::Stats single, one_awake, two_awake;
+  const std::uint64_t alone =
+      render_either_tiles(jobs::Mode::Single, 1, RenderPath::DepthBuffer, single);
+  jobs::JobSystem js(job_config(jobs::Mode::Dynamic, 2));
+  js.set_active_workers(1);
+  EXPECT_EQ(render_either_tiles(js, RenderPath::DepthBuffer, one_awake), alone);
+  EXPECT_EQ(one_awake.tiles, single.tiles);
+  EXPECT_EQ(one_awake.batches, single.batches);
+  js.set_active_workers(2);
+  EXPECT_EQ(render_either_tiles(js, RenderPath::DepthBuffer, two_awake), alone);
+  EXPECT_EQ(two_awake.tiles, 32u) << "two workers: 64-pixel tiles";
+  EXPECT_GT(two_awake.batches, one_awake.batches);
 }
 
 TEST(Renderer, GoldenImages) {

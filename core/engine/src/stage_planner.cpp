@@ -70,7 +70,9 @@ bool StagePlanner::run() {
         !s.measured
             ? most
             : static_cast<std::uint32_t>(std::clamp<double>(std::floor(by_cost), 1.0, most));
-    if (run_inline) split = 1;
+    // One worker runs a stage's chunks one after another: cutting it only adds their overhead
+    // (and a parallel algorithm's extra passes), so it runs as single mode would run it.
+    if (run_inline || workers == 1) split = 1;
     w = std::min<long>(w, static_cast<long>(split));  // no more workers than chunks
     plans[i] = StagePlan{static_cast<std::uint16_t>(w), split, 0, false};
   }

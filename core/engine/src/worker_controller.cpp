@@ -69,12 +69,30 @@ int WorkerController::best_index() const {
 WorkerChoice WorkerController::choose() {
   ++frames_;
   const int best = best_index();
+  const int allowed = allowed_count();
   const bool has_down = best > 0;
-  const bool has_up = best + 1 < allowed_count();
+  const bool has_up = best + 1 < allowed;
+  int next = -1;
+  if (has_down || has_up) next = (trial_up_ && has_up) || !has_down ? best + 1 : best - 1;
+  // A candidate whose learning began but did not end, because the choice moved away from it (one
+  // slow first frame does that): it is learnt all the same, however far it now is.
+  if (next < 0 || samples_[next] >= kLearnSamples) {
+    for (int d = 2; d < allowed; ++d) {
+      const int lo = best - d;
+      const int hi = best + d;
+      if (lo >= 0 && samples_[lo] > 0 && samples_[lo] < kLearnSamples) {
+        next = lo;
+        break;
+      }
+      if (hi < allowed && samples_[hi] > 0 && samples_[hi] < kLearnSamples) {
+        next = hi;
+        break;
+      }
+    }
+  }
   // No trials before the choice itself has been measured: there is nothing to compare with (and
   // the frames while settling teach nothing; observe() drops them).
-  if ((has_down || has_up) && measured_[best]) {
-    const int next = (trial_up_ && has_up) || !has_down ? best + 1 : best - 1;
+  if (next >= 0 && measured_[best]) {
     // A neighbour behind is tried less often, in proportion: one margin behind as often as
     // explore_every says, twenty margins (2x slower, at the default) 20 times less often, 32 at
     // most. Trying a 2x slower candidate every 160 frames costs 0.6% of the frame time on
@@ -103,11 +121,22 @@ void WorkerController::observe(const WorkerChoice& choice, double frame_ms, doub
   const int i = index_of(choice);
   if (i < 0 || !(frame_ms > 0) || !std::isfinite(frame_ms)) return;
   if (frames_ <= settle_frames) return;
-  double alpha = i == best_index() ? ema_alpha : trial_alpha;
-  // The first few: a plain mean. Long unmeasured: start again from this one.
-  if (samples_[i] < 10) alpha = std::max(alpha, 1.0 / (samples_[i] + 1));
-  if (!measured_[i] || frames_ - last_frame_[i] > stale_frames) alpha = 1.0;
-  ema_[i] = alpha * frame_ms + (1.0 - alpha) * ema_[i];
+  if (samples_[i] < kLearnSamples) {
+    // Learning: frame times only ever gain from noise (a hitch, another program), so the
+    // estimate is the fastest so far, then the median of the first kLearnSamples: one slow frame
+    // neither hides a candidate nor stays in its average.
+    double* learnt = learn_ms_[i];
+    learnt[samples_[i]] = frame_ms;
+    const std::uint32_t n = samples_[i] + 1;
+    std::sort(learnt, learnt + n);
+    ema_[i] = n < kLearnSamples ? learnt[0] : learnt[n / 2];
+  } else {
+    double alpha = i == best_index() ? ema_alpha : trial_alpha;
+    // The first few: a plain mean. Long unmeasured: start again from this one.
+    if (samples_[i] < 10) alpha = std::max(alpha, 1.0 / (samples_[i] + 1));
+    if (frames_ - last_frame_[i] > stale_frames) alpha = 1.0;
+    ema_[i] = alpha * frame_ms + (1.0 - alpha) * ema_[i];
+  }
   measured_[i] = true;
   ++samples_[i];
   last_frame_[i] = frames_;
@@ -123,6 +152,7 @@ void WorkerController::reset() {
     measured_[i] = false;
     samples_[i] = 0;
     last_frame_[i] = 0;
+    for (double& ms : learn_ms_[i]) ms = 0;
   }
   frames_ = 0;
   last_trial_ = 0;

@@ -110,6 +110,24 @@ TEST(StagePlanner, NoChunkBelowTheMinimumAndNoMoreWorkersThanChunks) {
   EXPECT_EQ(p.out[0].workers, 8);
 }
 
+// One worker (dynamic mode with one awake) runs a stage's chunks one after another: every stage,
+// measured or not, is one chunk, as in single mode. The critical path is still marked.
+TEST(StagePlanner, OneWorkerCutsNoStage) {
+  Plan p({stage(2.0, bit(1), bit(1)), stage(3.0), stage(0.5, 0, 0, false)}, 1);
+  ASSERT_TRUE(p.planner.run());
+  EXPECT_FALSE(p.planner.run_inline) << "5.5 ms is no cheap group";
+  for (const StagePlan& s : p.out) {
+    EXPECT_EQ(s.split, 1u);
+    EXPECT_EQ(s.workers, 1);
+  }
+  EXPECT_TRUE(p.out[0].critical);
+  EXPECT_TRUE(p.out[1].critical);
+  // Two workers cut the 3 ms stage again.
+  Plan two({stage(2.0, bit(1), bit(1)), stage(3.0), stage(0.5, 0, 0, false)}, 2);
+  ASSERT_TRUE(two.planner.run());
+  EXPECT_GT(two.out[1].split, 1u);
+}
+
 TEST(StagePlanner, EqualCostsLaunchInGroupOrder) {
   Plan p({stage(2), stage(3), stage(2), stage(3)});
   ASSERT_TRUE(p.planner.run());

@@ -28,7 +28,9 @@
 //
 // Determinism: the image depends only on the resources, camera, lights and draws, never on the
 // job mode, worker count or chunk counts: batches and tiles are pure functions of their inputs
-// and bins are walked in draw order. image_hash() is what the load-test reports compare.
+// and bins are walked in draw order. image_hash() is what the load-test reports compare. The
+// passes are cut for the workers that may run them: JobSystem::worker_count(), or in dynamic mode
+// its active_workers() (one awake: cut as for single mode).
 //
 // Memory: every buffer is sized in the constructor from RendererConfig. A frame that needs more
 // (more visible triangles than a batch holds, more bin entries) finishes correctly by growing

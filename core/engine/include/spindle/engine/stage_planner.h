@@ -20,8 +20,9 @@
 //     workers_i = clamp(round(W * c_i / (c_i + sum_{j in C_i} c_j)), 1, W)
 //     split_i   = clamp(floor(c_i / min_chunk_us), 1, workers_i * oversplit)   (measured stages)
 //     split_i   = workers_i * oversplit                                        (not yet measured)
-// and workers_i is then capped by split_i. A group whose measured total is below inline_below_us
-// runs inline (run_inline, and every split 1). The critical path is the chain with the largest
+// and workers_i is then capped by split_i. With one worker every split is 1 (its chunks would run
+// one after another). A group whose measured total is below inline_below_us runs inline
+// (run_inline, and every split 1). The critical path is the chain with the largest
 // summed cost, starting at a stage with no predecessor; its stages are marked critical. Stages
 // launch in descending cost, ties in group order (launch_order, and each plan's launch_rank).
 // docs/engine.md explains why.

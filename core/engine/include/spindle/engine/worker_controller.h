@@ -22,10 +22,12 @@
 // average of the frame time it gave. The choice is the earliest candidate that no later one beats
 // by more than `margin` (so a second core that shortens the frame by 2% stays asleep). Now and
 // then the candidate before or after the choice is tried again (every other frame until it has
-// kLearnSamples measurements, so a scene learns in its first frames; then every explore_every
-// frames while it is within a margin of the choice, less often the further behind it is, 32
-// times less at most), so the choice follows the machine: other programs taking the cores, or
-// leaving. Pinning helps a quiet machine and hurts one whose every core is busy (docs/jobs.md has
+// kLearnSamples measurements, so a scene learns in its first frames, as is any candidate whose
+// learning began, however far from the choice; while learnt, a candidate's estimate is its
+// fastest frame, then the median of its first kLearnSamples, so one hitch does not hide it;
+// then every explore_every frames while it is within a margin of the choice, less often the
+// further behind it is, 32 times less at most), so the choice follows the machine: other
+// programs taking the cores, or leaving. Pinning helps a quiet machine and hurts one whose every core is busy (docs/jobs.md has
 // the measurements behind the numbers).
 #pragma once
 
@@ -81,7 +83,8 @@ struct WorkerController {
   double ema_[kMaxCandidates] = {};
   bool measured_[kMaxCandidates] = {};
   std::uint32_t samples_[kMaxCandidates] = {};
-  std::uint32_t last_frame_[kMaxCandidates] = {};  // frames_ when last measured
+  std::uint32_t last_frame_[kMaxCandidates] = {};        // frames_ when last measured
+  double learn_ms_[kMaxCandidates][kLearnSamples] = {};  // the first samples, while learning
   std::uint32_t frames_ = 0;
   std::uint32_t last_trial_ = 0;
   bool trial_up_ = false;  // the next trial goes up the list (else down)
