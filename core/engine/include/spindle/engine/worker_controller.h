@@ -27,8 +27,8 @@
 // fastest frame, then the median of its first kLearnSamples, so one hitch does not hide it;
 // then every explore_every frames while it is within a margin of the choice, less often the
 // further behind it is, 32 times less at most), so the choice follows the machine: other
-// programs taking the cores, or leaving. Pinning helps a quiet machine and hurts one whose every core is busy (docs/jobs.md has
-// the measurements behind the numbers).
+// programs taking the cores, or leaving. Pinning helps a quiet machine and hurts one whose every
+// core is busy (docs/jobs.md has the measurements behind the numbers).
 #pragma once
 
 #include <cstdint>
