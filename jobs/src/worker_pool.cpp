@@ -404,11 +404,7 @@ bool WorkerPool::lift_hold(std::uint32_t self) {
     while (owed != 0) {
       const std::uint32_t target = static_cast<std::uint32_t>(__builtin_ctzll(owed));
       owed &= owed - 1;
-      if (!scheduler_.current().has_work(target)) continue;
-      const std::uint64_t bit = 1ull << target;
-      if ((parked_.fetch_and(~bit, std::memory_order_acq_rel) & bit) == 0) continue;
-      wake(target);
-      woke = true;
+      if (scheduler_.current().has_work(target) && wake_if_claimed(target)) woke = true;
     }
   }
   if (!held.owes_one) return woke;
@@ -424,8 +420,15 @@ void WorkerPool::wake_parked(std::uint32_t target) {
     t_held.owed |= 1ull << target;
     return;
   }
-  parked_.fetch_and(~(1ull << target), std::memory_order_acq_rel);
+  wake_if_claimed(target);
+}
+
+bool WorkerPool::wake_if_claimed(std::uint32_t target) {
+  // Clearing the bit ourselves stops several wakers from waking the same sleeper.
+  const std::uint64_t bit = 1ull << target;
+  if ((parked_.fetch_and(~bit, std::memory_order_acq_rel) & bit) == 0) return false;
   wake(target);
+  return true;
 }
 
 bool WorkerPool::end_hold(std::uint32_t self) {
@@ -451,13 +454,8 @@ void WorkerPool::wake_one(std::uint32_t except) {
   std::uint64_t mask = idle_workers != 0 ? idle_workers : parked;
   while (mask != 0) {
     const std::uint32_t index = static_cast<std::uint32_t>(__builtin_ctzll(mask));
-    const std::uint64_t bit = 1ull << index;
-    // Clearing the bit ourselves stops several submitters from waking the same sleeper.
-    if ((parked_.fetch_and(~bit, std::memory_order_acq_rel) & bit) != 0) {
-      wake(index);
-      return;
-    }
-    mask &= ~bit;
+    if (wake_if_claimed(index)) return;
+    mask &= mask - 1;
   }
 }
 

@@ -144,6 +144,9 @@ class WorkerPool {
   void worker_main(std::uint32_t index);
   // wake_if_parked()'s slow path: `target` was parked.
   void wake_parked(std::uint32_t target);
+  // Wakes `target` if this call is the one that clears its parked bit; false if it was not parked
+  // (or another thread is waking it).
+  bool wake_if_claimed(std::uint32_t target);
   void note_pin_failure(std::uint32_t index);
   // Spins, then parks until work arrives (or `counter`, if given, is done). False when stopping.
   // `park` (optional) tells whether and how it slept. `spin_ns` 0: Config::spin_before_park_us.
