@@ -1,7 +1,15 @@
 #include <spindle/base/time.h>
 
 #include <chrono>
+#include <cstddef>
+#include <cstring>
 #include <ctime>
+
+#if defined(__linux__)
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include <spindle/base/assert.h>
 
@@ -22,6 +30,89 @@ std::uint64_t process_cpu_ns() {
 #else
   return 0;
 #endif
+}
+
+namespace {
+
+#if defined(__linux__)
+// The kernel's CPU clock of thread `tid` (glibc's pthread_getcpuclockid() makes the same id:
+// the tid's complement, shifted, with the per-thread and scheduler-clock bits).
+clockid_t thread_clock(pid_t tid) {
+  return static_cast<clockid_t>((~static_cast<unsigned>(tid)) << 3 | 6u);
+}
+
+bool read_clock(clockid_t clock, std::uint64_t& ns) {
+  timespec ts{};
+  if (clock_gettime(clock, &ts) != 0) return false;
+  ns = static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+       static_cast<std::uint64_t>(ts.tv_nsec);
+  return true;
+}
+
+// A directory entry as getdents64 returns it (linux_dirent64).
+struct DirEntry {
+  std::uint64_t inode;
+  std::int64_t offset;
+  unsigned short length;
+  unsigned char type;
+  char name[1];
+};
+#endif
+
+}  // namespace
+
+void ProcessCpuTimer::list_threads() {
+  count_ = 0;
+#if defined(__linux__)
+  // /proc/self/task read with open() and getdents64 rather than opendir(): no heap, since the
+  // engine lists between frames.
+  const int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  const pid_t self = static_cast<pid_t>(syscall(SYS_gettid));
+  alignas(8) char buffer[4096];
+  for (;;) {
+    const long n = syscall(SYS_getdents64, fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    for (long at = 0; at < n;) {
+      DirEntry entry;
+      std::memcpy(&entry, buffer + at, offsetof(DirEntry, name));
+      const char* name = buffer + at + offsetof(DirEntry, name);
+      at += entry.length;
+      pid_t tid = 0;
+      bool digits = *name != '\0';
+      for (const char* c = name; *c != '\0' && digits; ++c) {
+        digits = *c >= '0' && *c <= '9';
+        tid = tid * 10 + (*c - '0');
+      }
+      if (!digits || tid == self) continue;
+      if (count_ + 1 < kMaxThreads) clocks_[count_++] = thread_clock(tid);
+    }
+  }
+  close(fd);
+  clocks_[count_++] = thread_clock(self);  // last: see start() and elapsed_ns()
+#endif
+}
+
+void ProcessCpuTimer::start() {
+  process_start_ = process_cpu_ns();
+#if defined(__linux__)
+  for (std::uint32_t i = 0; i < count_; ++i) started_[i] = read_clock(clocks_[i], start_ns_[i]);
+#endif
+}
+
+std::uint64_t ProcessCpuTimer::elapsed_ns() {
+  if (count_ == 0) {
+    const std::uint64_t now = process_cpu_ns();
+    return now > process_start_ ? now - process_start_ : 0;
+  }
+  std::uint64_t sum = 0;
+#if defined(__linux__)
+  for (std::uint32_t i = count_; i-- > 0;) {
+    std::uint64_t now = 0;
+    if (started_[i] && read_clock(clocks_[i], now) && now > start_ns_[i]) sum += now - start_ns_[i];
+  }
+#endif
+  return sum;
 }
 
 GameClock::GameClock(std::int64_t fixed_step_ns, std::int64_t max_delta_ns)

@@ -622,11 +622,10 @@ void Engine::Impl::begin_frame_stats() {
   overflows_before = jobs->stats().inline_overflows;
 }
 
-void Engine::Impl::end_frame_stats(std::uint64_t begin_ns, std::uint64_t begin_cpu_ns) {
+void Engine::Impl::end_frame_stats(std::uint64_t begin_ns) {
   stats.frame = frame_number;
   stats.frame_ns = monotonic_ns() - begin_ns;
-  const std::uint64_t cpu_now = process_cpu_ns();
-  stats.cpu_ns = cpu_now > begin_cpu_ns ? cpu_now - begin_cpu_ns : 0;
+  stats.cpu_ns = cpu_timer.elapsed_ns();
   // Every job's own time, from the job system's counters: stage code, chunks, and the jobs they
   // started (a renderer's batches, a sort's passes), each counted once, where it ran.
   std::uint64_t busy = 0, wakes = 0, wake_ns = 0;
@@ -752,13 +751,14 @@ void Engine::Impl::run_frame(std::uint32_t steps, std::int64_t present_dt_ns, fl
   }
   begin_frame_stats();
   if (config.record_job_graph) jobs->begin_recording();
-  const std::uint64_t begin_cpu = process_cpu_ns();
+  cpu_timer.list_threads();
+  cpu_timer.start();
   const std::uint64_t begin = monotonic_ns();
   for (const std::function<void(Engine&)>& hook : frame_hooks) hook(owner);
   world.begin_event_frame();
   for (; steps > 0; --steps) simulate_step();
   present(present_dt_ns, alpha);
-  end_frame_stats(begin, begin_cpu);
+  end_frame_stats(begin);
 }
 
 }  // namespace spindle::core

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <spindle/base/crash.h>
+#include <spindle/base/time.h>
 #include <spindle/engine/engine.h>
 #include <spindle/engine/stage_planner.h>
 #include <spindle/engine/worker_controller.h>
@@ -62,7 +63,7 @@ struct Engine::Impl {
   void simulate_step();
   void present(std::int64_t dt_ns, float alpha);
   void begin_frame_stats();
-  void end_frame_stats(std::uint64_t begin_ns, std::uint64_t begin_cpu_ns);
+  void end_frame_stats(std::uint64_t begin_ns);
   void note_job_overflows();
   void apply_scene_switch();
   int find_stage(std::string_view name) const;
@@ -81,6 +82,10 @@ struct Engine::Impl {
   FixedStep fixed;
   std::uint64_t tick = 0;
   std::uint64_t frame_number = 0;
+  // FrameStats::cpu_ns: every thread's own clock, listed again each frame (a job system or a
+  // game may have started threads since), so that a worker still running at the frame's end
+  // counts in full (process_cpu_ns() would give it to a later frame).
+  ProcessCpuTimer cpu_timer;
   // Job-system overflows before this frame, and the warning's throttle.
   std::uint64_t overflows_before = 0;
   std::uint64_t overflow_frames = 0;

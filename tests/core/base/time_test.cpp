@@ -2,8 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <limits>
+#include <thread>
+
+#if defined(__linux__)
+#include <pthread.h>
+#include <time.h>
+#endif
 
 namespace spindle::core {
 namespace {
@@ -22,6 +30,72 @@ TEST(RealClock, IsMonotonicAndStartsNearZero) {
   std::uint64_t since_before = monotonic_ns() - before;
   EXPECT_LE(since_restart, since_before);  // restart() happened after `before`
 }
+
+#if defined(__linux__)
+std::uint64_t clock_ns(clockid_t clock) {
+  timespec ts{};
+  EXPECT_EQ(clock_gettime(clock, &ts), 0);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// A thread that spins through the whole interval: the process clock has its time only up to
+// its last scheduler tick (up to 4 ms behind at HZ=250), the timer has all of it. The spinner's
+// own clock, read just before start() and just after elapsed_ns(), bounds it from above.
+TEST(ProcessCpuTimer, CountsAThreadStillRunningOnAnotherCoreInFull) {
+  std::atomic<bool> stop{false};
+  std::thread spinner([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  clockid_t spinner_clock{};
+  ASSERT_EQ(pthread_getcpuclockid(spinner.native_handle(), &spinner_clock), 0);
+  // Until the new thread has run a while, the kernel's first reads of its clock can be stale.
+  while (clock_ns(spinner_clock) < 2'000'000) std::this_thread::yield();
+  ProcessCpuTimer timer;
+  timer.list_threads();
+  EXPECT_GE(timer.threads(), 2u);
+  for (int round = 0; round < 8; ++round) {
+    const std::uint64_t before = clock_ns(spinner_clock);
+    timer.start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(6));  // this thread: next to no CPU
+    const std::uint64_t measured = timer.elapsed_ns();
+    const std::uint64_t spun = clock_ns(spinner_clock) - before;
+    // The spinner's share can only be less than `spun` by what it ran between the reads
+    // (microseconds); this thread's sleep and the reads add little.
+    EXPECT_GE(measured + 200'000, spun) << "round " << round;
+    EXPECT_LE(measured, spun + 1'000'000) << "round " << round;
+  }
+  stop.store(true);
+  spinner.join();
+}
+
+// Threads come and go between listings: one started after it is not counted, one that ended is
+// skipped, and neither makes the figure wrap around.
+TEST(ProcessCpuTimer, ThreadsStartedOrEndedBetweenListingsAreSkipped) {
+  ProcessCpuTimer timer;
+  std::atomic<bool> stop{false};
+  auto spin = [&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  };
+  std::thread early(spin);
+  timer.list_threads();
+  const std::uint32_t listed = timer.threads();
+  timer.start();
+  stop.store(true);
+  early.join();  // ends inside the interval: its clock can no longer be read
+  stop.store(false);
+  std::thread late(spin);  // started after the listing
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const std::uint64_t measured = timer.elapsed_ns();
+  EXPECT_LT(measured, 3'000'000u) << "neither the ended thread nor the late one counted";
+  timer.list_threads();
+  EXPECT_EQ(timer.threads(), listed) << "the late thread listed in place of the ended one";
+  stop.store(true);
+  late.join();
+}
+#endif
 
 TEST(GameClock, AdvancesByRealDelta) {
   GameClock clock(10 * kMs);

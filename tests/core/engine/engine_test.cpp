@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <spindle/base/time.h>
 #include <spindle/engine/engine.h>
 #include <spindle/gameplay/transform.h>
 
@@ -369,6 +371,67 @@ TEST(Engine, RecordedFramesCarryTheirSpanAndGraph) {
     EXPECT_GE(graph->work_ns, 700'000u);
     EXPECT_LE(stats.span_ns, graph->work_ns);
   }
+}
+
+// Spins until this thread has used about `ns` of CPU time (its own clock).
+void spin_cpu_ns(std::uint64_t ns) {
+  timespec ts{};
+  auto now = [&] {
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+           static_cast<std::uint64_t>(ts.tv_nsec);
+  };
+  const std::uint64_t start = now();
+  while (now() - start < ns) {
+  }
+}
+
+// FrameStats::cpu_ns counts every thread that runs during the frame in full: the workers, and a
+// game's own thread (a loader, a streamer) that spins right through it. The regression: it was
+// the process clock's difference, which has another thread's time only up to that thread's last
+// scheduler tick (up to 4 ms behind at HZ=250) unless the thread slept since; on 2 cores dynamic
+// mode's frames summed to 1.50 cores where `perf stat` saw 1.93. Checked against every thread's
+// own clock read around step().
+TEST(Engine, FrameCpuTimeCountsEveryThreadStillRunningAtTheFrameEnd) {
+  std::atomic<bool> stop{false};
+  std::thread game_thread([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  for (jobs::Mode mode : available_modes()) {
+    EngineConfig config = config_for(mode, 2);
+    config.adapt_workers = false;  // both participants every frame
+    Engine engine(config);
+    const std::thread::id main = std::this_thread::get_id();
+    struct A {};
+    engine.add_stage({.name = "spin", .access = Access{}.write<A>(), .run = [&](StageContext& ctx) {
+                        ctx.parallel_for(2, [&](std::uint32_t, std::uint32_t) {
+                          if (std::this_thread::get_id() == main) {
+                            spin_cpu_ns(2'000'000);
+                          } else {
+                            spin_cpu_ns(6'000'000);
+                          }
+                        });
+                      }});
+    engine.step();  // every thread of the mode started (oneTBB starts its own on first use)
+    ProcessCpuTimer around;
+    for (int frame = 0; frame < 6; ++frame) {
+      around.list_threads();
+      const std::uint64_t wall_before = monotonic_ns();
+      around.start();
+      engine.step();
+      const std::uint64_t outer = around.elapsed_ns();
+      const std::uint64_t outside = monotonic_ns() - wall_before - engine.last_frame().frame_ns;
+      const std::uint64_t cpu = engine.last_frame().cpu_ns;
+      // In our window but outside the frame's: the engine's bookkeeping either side, while the
+      // frame thread, the game thread and a worker that has not parked yet run (tens of us).
+      EXPECT_GE(cpu + 3 * outside + 200'000, outer)
+          << jobs::to_string(mode) << " frame " << frame << ": " << cpu << " ns of " << outer;
+      EXPECT_LE(cpu, outer + 100'000) << jobs::to_string(mode) << " frame " << frame;
+    }
+  }
+  stop.store(true);
+  game_thread.join();
 }
 
 // A stage or hook that reads last_frame() during a frame (the frame overlay does) sees the frame

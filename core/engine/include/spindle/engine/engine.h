@@ -138,7 +138,8 @@ struct FrameStats {
   std::uint64_t work_ns = 0;
   // Time of the threads that run jobs in this mode not spent in jobs: threads x frame time - work.
   std::uint64_t idle_ns = 0;
-  // CPU time the process used during the frame, every thread (spinning and waking included).
+  // CPU time the process used during the frame, every thread (spinning and waking included),
+  // read from each thread's own clock: a worker still running at the frame's end counts in full.
   std::uint64_t cpu_ns = 0;
   // With EngineConfig::record_job_graph (0 otherwise): the frame thread's own time outside jobs
   // (the engine's bookkeeping between groups: serial work that is in no job), the longest chain of
