@@ -68,6 +68,10 @@ int WorkerController::best_index() const {
 
 WorkerChoice WorkerController::choose() {
   ++frames_;
+  if (hold_ > 0) {  // a trial's later frames: its first ones pay for the move (trial_frames)
+    --hold_;
+    return current_;
+  }
   const int best = best_index();
   const int allowed = allowed_count();
   const bool has_down = best > 0;
@@ -97,10 +101,14 @@ WorkerChoice WorkerController::choose() {
     // explore_every says, twenty margins (2x slower, at the default) 20 times less often, 32 at
     // most. Trying a 2x slower candidate every 160 frames costs 0.6% of the frame time on
     // average.
-    // A neighbour measured fewer than kLearnSamples times is tried every other frame: a scene
-    // learns its neighbours within its first frames (which pay for cold caches anyway), instead
-    // of meeting a slow trial frame every few dozen frames for its first second.
-    double every = samples_[next] < kLearnSamples ? 2.0 : explore_every;
+    // A neighbour measured fewer than kLearnSamples times is tried again after one frame of the
+    // choice: a scene learns its neighbours within its first frames (which pay for cold caches
+    // anyway), instead of meeting a slow trial every few dozen frames for its first second. A
+    // trial runs trial_frames frames, and the interval grows with it: trials take the same
+    // share of the frames whatever their length.
+    const std::uint32_t length = std::max<std::uint32_t>(trial_frames, 1);
+    double every =
+        samples_[next] < kLearnSamples ? length + 1.0 : static_cast<double>(explore_every) * length;
     if (measured_[next] && samples_[next] >= kLearnSamples && ema_[best] > 0) {
       const double behind = ema_[next] / ema_[best] - 1.0;
       every *= std::clamp(behind / margin, 1.0, 32.0);
@@ -108,6 +116,7 @@ WorkerChoice WorkerController::choose() {
     if (frames_ - last_trial_ >= static_cast<std::uint32_t>(every)) {
       last_trial_ = frames_;
       trial_up_ = !trial_up_;
+      hold_ = length - 1;
       current_ = candidate(next);
       return current_;
     }
@@ -119,7 +128,13 @@ WorkerChoice WorkerController::choose() {
 void WorkerController::observe(const WorkerChoice& choice, double frame_ms, double work_ms,
                                double wake_us) {
   const int i = index_of(choice);
-  if (i < 0 || !(frame_ms > 0) || !std::isfinite(frame_ms)) return;
+  if (i < 0) return;
+  // The frames just after a change still move the frame's data between cores: not what the
+  // choice costs (see trial_frames).
+  run_ = observed_ && choice == previous_ ? run_ + 1 : 1;
+  previous_ = choice;
+  observed_ = true;
+  if (run_ < trial_frames || !(frame_ms > 0) || !std::isfinite(frame_ms)) return;
   if (frames_ <= settle_frames) return;
   if (samples_[i] < kLearnSamples) {
     // Learning: frame times only ever gain from noise (a hitch, another program), so the
@@ -134,8 +149,24 @@ void WorkerController::observe(const WorkerChoice& choice, double frame_ms, doub
     double alpha = i == best_index() ? ema_alpha : trial_alpha;
     // The first few: a plain mean. Long unmeasured: start again from this one.
     if (samples_[i] < 10) alpha = std::max(alpha, 1.0 / (samples_[i] + 1));
-    if (frames_ - last_frame_[i] > stale_frames) alpha = 1.0;
-    ema_[i] = alpha * frame_ms + (1.0 - alpha) * ema_[i];
+    const bool stale = frames_ - last_frame_[i] > stale_frames;
+    if (stale) alpha = 1.0;
+    // The choice in use, measured every frame, adds the median of its last three frames: one
+    // slow frame (a hitch, another program's burst) moves its average not at all, two in a row
+    // do. A trial's one measured frame goes in as it is.
+    double typical = frame_ms;
+    if (i == best_index()) {
+      double* recent = recent_ms_[i];
+      if (stale || frames_ - last_frame_[i] > 1) recent_count_[i] = 0;
+      const std::uint32_t n = recent_count_[i];
+      recent[n % kRecent] = frame_ms;
+      recent_count_[i] = n + 1 >= 2 * kRecent ? n + 1 - kRecent : n + 1;  // never wraps
+      if (n + 1 == 2) typical = std::min(recent[0], recent[1]);
+      if (n + 1 >= kRecent)
+        typical = std::max(std::min(recent[0], recent[1]),
+                           std::min(std::max(recent[0], recent[1]), recent[2]));
+    }
+    ema_[i] = alpha * typical + (1.0 - alpha) * ema_[i];
   }
   measured_[i] = true;
   ++samples_[i];
@@ -152,12 +183,17 @@ void WorkerController::reset() {
     measured_[i] = false;
     samples_[i] = 0;
     last_frame_[i] = 0;
+    recent_count_[i] = 0;
     for (double& ms : learn_ms_[i]) ms = 0;
   }
   frames_ = 0;
   last_trial_ = 0;
   trial_up_ = false;
+  hold_ = 0;
   current_ = {};
+  previous_ = {};
+  observed_ = false;
+  run_ = 0;
   work_ms_ = 0;
   wake_us_ = 0;
 }

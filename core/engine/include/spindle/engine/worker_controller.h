@@ -20,15 +20,19 @@
 // is only worth waking if the frame's work, spread over the workers, gives it at least
 // min_work_per_worker_us more than the measured cost of waking it. Each candidate keeps a moving
 // average of the frame time it gave. The choice is the earliest candidate that no later one beats
-// by more than `margin` (so a second core that shortens the frame by 2% stays asleep). Now and
-// then the candidate before or after the choice is tried again (every other frame until it has
-// kLearnSamples measurements, so a scene learns in its first frames, as is any candidate whose
-// learning began, however far from the choice; while learnt, a candidate's estimate is its
-// fastest frame, then the median of its first kLearnSamples, so one hitch does not hide it;
-// then every explore_every frames while it is within a margin of the choice, less often the
-// further behind it is, 32 times less at most), so the choice follows the machine: other
-// programs taking the cores, or leaving. Pinning helps a quiet machine and hurts one whose every
-// core is busy (docs/jobs.md has the measurements behind the numbers).
+// by more than `margin` (so a second core that shortens the frame by 2% stays asleep). The
+// candidate in use adds the median of its last three frames to its average, so a lone hitch
+// does not move it. The frames just after the choice changes are not measured (they pay for
+// moving the data between cores), so a trial runs trial_frames frames in a row and only its last
+// counts. Now and then the candidate before or after the choice is tried again (after one frame
+// of the choice until it has kLearnSamples measurements, so a scene learns in its first frames,
+// as is any candidate whose learning began, however far from the choice; while learnt, a
+// candidate's estimate is its fastest frame, then the median of its first kLearnSamples, so one
+// hitch does not hide it; then every explore_every x trial_frames frames while it is within a
+// margin of the choice, less often the further behind it is, 32 times less at most), so the
+// choice follows the machine: other programs taking the cores, or leaving. Pinning helps a quiet
+// machine and hurts one whose every core is busy (docs/jobs.md has the measurements behind the
+// numbers).
 #pragma once
 
 #include <cstdint>
@@ -47,9 +51,16 @@ struct WorkerController {
   bool may_unpin = false;              // pinned candidates exist: pinning is the job config's
   double margin = 0.05;                // a later candidate must shorten the frame by this share
   double min_work_per_worker_us = 50;  // work a woken worker must get beyond its wake cost
-  std::uint32_t explore_every = 8;     // frames between trials of a close neighbour
-  double ema_alpha = 0.1;              // of the candidate in use (measured every frame)
-  double trial_alpha = 0.3;            // of a candidate tried now and then
+  std::uint32_t explore_every = 8;     // frames between trials of a close neighbour, per frame
+                                       // of a trial (so that trials cost the same share)
+  // Frames a trial runs, of which only the last is measured: the frames just after the count or
+  // the pinning changes pay for moving the frame's data between cores' caches. A choice kept is
+  // measured from its trial_frames-th frame in a row on. On a 2-core VM (boids 100), one worker
+  // after a run of two-worker frames took 0.29-0.36 ms, then 0.25-0.26, then 0.24, where it takes
+  // 0.22-0.23 in a row: judged by its first frames, the slower count kept the machine for good.
+  std::uint32_t trial_frames = 3;
+  double ema_alpha = 0.1;    // of the candidate in use (measured every frame)
+  double trial_alpha = 0.3;  // of a candidate tried now and then
   // Frames after a reset that teach nothing (a scene's first frames pay for cold caches and
   // first-touch allocation), and the age after which a candidate's average is replaced by its
   // next measurement instead of nudged.
@@ -85,10 +96,17 @@ struct WorkerController {
   std::uint32_t samples_[kMaxCandidates] = {};
   std::uint32_t last_frame_[kMaxCandidates] = {};        // frames_ when last measured
   double learn_ms_[kMaxCandidates][kLearnSamples] = {};  // the first samples, while learning
+  static constexpr std::uint32_t kRecent = 3;       // a median of three (worker_controller.cpp)
+  double recent_ms_[kMaxCandidates][kRecent] = {};  // the last frames in a row, a ring
+  std::uint32_t recent_count_[kMaxCandidates] = {};
   std::uint32_t frames_ = 0;
   std::uint32_t last_trial_ = 0;
-  bool trial_up_ = false;  // the next trial goes up the list (else down)
+  bool trial_up_ = false;   // the next trial goes up the list (else down)
+  std::uint32_t hold_ = 0;  // frames the trial in progress still runs
   WorkerChoice current_{};
+  WorkerChoice previous_{};  // what the last observed frame ran with
+  bool observed_ = false;    // whether previous_ is set
+  std::uint32_t run_ = 0;    // frames in a row run with previous_
   double work_ms_ = 0;
   double wake_us_ = 0;
 };
