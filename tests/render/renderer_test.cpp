@@ -3,11 +3,13 @@
 // buffer; golden images; the RenderPlugin in an engine.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "modes.h"
@@ -472,6 +474,38 @@ TEST(Renderer, OneActiveWorkerCutsThePassesAsSingleModeDoes) {
   EXPECT_EQ(render_either_tiles(js, RenderPath::DepthBuffer, two_awake), alone);
   EXPECT_EQ(two_awake.tiles, 32u) << "two workers: 64-pixel tiles";
   EXPECT_GT(two_awake.batches, one_awake.batches);
+}
+
+// Each participant draws a band of the tiles, then helps with the others'. A participant that
+// never comes (here worker 1, busy with a long job of the game's the whole frame) leaves its band
+// to the others: every tile is drawn once all the same, and the image is single mode's.
+TEST(Renderer, ABandWhoseParticipantIsBusyIsDrawnByAnother) {
+  if (!mode_available(jobs::Mode::Dynamic)) GTEST_SKIP() << "needs the threaded scheduler";
+  Renderer::Stats single, taken;
+  const std::uint64_t alone =
+      render_either_tiles(jobs::Mode::Single, 1, RenderPath::DepthBuffer, single);
+  EXPECT_EQ(single.tiles_away, 0u) << "one participant: one band";
+  jobs::JobSystem js(job_config(jobs::Mode::Dynamic, 2));
+  std::atomic<bool> release{false};
+  std::atomic<std::uint32_t> ran_on{jobs::kExternalThread};
+  jobs::Counter busy;
+  js.run(busy, {"busy"}, [&] {
+    ran_on.store(js.current_worker());
+    while (!release.load()) std::this_thread::yield();
+  });
+  while (ran_on.load() == jobs::kExternalThread) std::this_thread::yield();
+  if (ran_on.load() != 1) {
+    // Participant 0 took its own job: it cannot render meanwhile.
+    release.store(true);
+    js.wait(busy);
+    GTEST_SKIP() << "the busy job ran on participant " << ran_on.load();
+  }
+  const std::uint64_t image = render_either_tiles(js, RenderPath::DepthBuffer, taken);
+  release.store(true);
+  js.wait(busy);
+  EXPECT_EQ(image, alone);
+  EXPECT_EQ(taken.tiles, 32u) << "two participants: 64-pixel tiles";
+  EXPECT_GT(taken.tiles_away, 0u) << "participant 0 drew worker 1's band";
 }
 
 TEST(Renderer, GoldenImages) {

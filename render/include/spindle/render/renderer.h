@@ -196,7 +196,11 @@ class Renderer {
     std::uint64_t bin_entries = 0;       // triangle x tile references
     std::uint32_t batches = 0;
     std::uint32_t tiles = 0;
-    std::uint32_t tile_strips = 0;      // raster jobs that drew a strip of a busy tile, this frame
+    std::uint32_t tile_strips = 0;  // raster jobs that drew a strip of a busy tile, this frame
+    // Raster jobs, this frame, that drew a tile (or strip) of another participant's band: each
+    // participant draws a band of the tiles of about equal cost, in raster order, then helps
+    // with the others'.
+    std::uint32_t tiles_away = 0;
     std::uint64_t pixels = 0;           // pixels written by the rasteriser
     std::uint64_t grows = 0;            // buffers grown since construction
     std::uint64_t invalid_draws = 0;    // unknown mesh/material: skipped (logged once)
