@@ -141,10 +141,10 @@ struct Batch {
   }
 };
 
-// Per raster job: triangles tested against a tile's coarse depth buffer, and those hidden.
 // Raster lanes at most: one per participant that draws (jobs::kMaxWorkers).
 inline constexpr std::uint32_t kMaxLanes = jobs::kMaxWorkers;
 
+// Per raster job: triangles tested against a tile's coarse depth buffer, and those hidden.
 struct TileCounts {
   std::uint32_t tested = 0;
   std::uint32_t hidden = 0;
