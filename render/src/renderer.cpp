@@ -1043,23 +1043,24 @@ struct Renderer::Impl {
     std::vector<std::uint64_t>& measured = tile_ns[first ? 0 : 1];
     const bool timed = std::any_of(measured.begin(), measured.begin() + tile_count,
                                    [](std::uint64_t ns) { return ns > 0; });
-    const auto tile_cost = [&](int t) {
-      return (timed ? measured[t] : std::uint64_t{tile_load[t]}) + 1;
+    const auto tile_cost = [&](std::uint32_t t) {
+      return timed ? measured[t] : std::uint64_t{tile_load[t]};
     };
     const auto cost = [&](std::uint32_t item) {
-      const std::uint32_t t = item >> 8;
-      return (timed ? measured[t] : std::uint64_t{tile_load[t]}) / tile_items[t];
+      return tile_cost(item >> 8) / tile_items[item >> 8];
     };
     const std::uint32_t lanes = std::min(split_workers(jobs), kMaxLanes);
     {
+      // Each tile counts one more than its cost, so that empty tiles are shared out too.
+      const auto tiles = static_cast<std::uint32_t>(tile_count);
       std::uint64_t all = 0;
-      for (int t = 0; t < tile_count; ++t) all += tile_cost(t);
+      for (std::uint32_t t = 0; t < tiles; ++t) all += tile_cost(t) + 1;
       std::uint64_t before = 0;
-      for (int t = 0; t < tile_count; ++t) {
-        const std::uint64_t mid = before + tile_cost(t) / 2;
-        tile_lane[t] = static_cast<std::uint8_t>(
-            std::min<std::uint64_t>(mid * lanes / std::max<std::uint64_t>(all, 1), lanes - 1));
-        before += tile_cost(t);
+      for (std::uint32_t t = 0; t < tiles; ++t) {
+        const std::uint64_t mid = before + (tile_cost(t) + 1) / 2;
+        tile_lane[t] =
+            static_cast<std::uint8_t>(std::min<std::uint64_t>(mid * lanes / all, lanes - 1));
+        before += tile_cost(t) + 1;
       }
     }
     const auto lane_of = [&](std::uint32_t item) { return std::uint32_t{tile_lane[item >> 8]}; };

@@ -21,15 +21,27 @@ std::uint64_t monotonic_ns() {
                                         .count());
 }
 
-std::uint64_t process_cpu_ns() {
+namespace {
+
 #if defined(CLOCK_PROCESS_CPUTIME_ID)
+// Reads a CPU clock in nanoseconds; false when the clock cannot be read (a thread that ended).
+bool read_clock(clockid_t clock, std::uint64_t& ns) {
   timespec ts{};
-  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return 0;
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-#else
-  return 0;
+  if (clock_gettime(clock, &ts) != 0) return false;
+  ns = static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+       static_cast<std::uint64_t>(ts.tv_nsec);
+  return true;
+}
 #endif
+
+}  // namespace
+
+std::uint64_t process_cpu_ns() {
+  std::uint64_t ns = 0;
+#if defined(CLOCK_PROCESS_CPUTIME_ID)
+  if (!read_clock(CLOCK_PROCESS_CPUTIME_ID, ns)) return 0;
+#endif
+  return ns;
 }
 
 namespace {
@@ -39,14 +51,6 @@ namespace {
 // the tid's complement, shifted, with the per-thread and scheduler-clock bits).
 clockid_t thread_clock(pid_t tid) {
   return static_cast<clockid_t>((~static_cast<unsigned>(tid)) << 3 | 6u);
-}
-
-bool read_clock(clockid_t clock, std::uint64_t& ns) {
-  timespec ts{};
-  if (clock_gettime(clock, &ts) != 0) return false;
-  ns = static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
-       static_cast<std::uint64_t>(ts.tv_nsec);
-  return true;
 }
 
 // A directory entry as getdents64 returns it (linux_dirent64).
