@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <numeric>
 #include <random>
+#include <string_view>
 #include <vector>
 
 #include "modes.h"
@@ -53,6 +55,22 @@ std::vector<std::uint64_t> random_keys(std::size_t n, std::size_t distinct, std:
   for (auto& k : pool) k = rng();
   std::vector<std::uint64_t> keys(n);
   for (auto& k : keys) k = pool[rng() % distinct];
+  return keys;
+}
+
+// Keys below `limit`, duplicates among them.
+std::vector<std::uint64_t> bounded_keys(std::size_t n, std::uint64_t limit, std::uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::uint64_t> keys(n);
+  for (auto& k : keys) k = rng() % limit;
+  return keys;
+}
+
+// Three keys in four share their top byte (a crowd in one corner of a grid).
+std::vector<std::uint64_t> skewed_keys(std::size_t n, std::uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::uint64_t> keys(n);
+  for (auto& k : keys) k = rng() % 4 != 0 ? rng() % 256 : rng() % (1u << 20);
   return keys;
 }
 
@@ -109,10 +127,14 @@ TEST_P(ParallelRadixSort, IdenticalToSerialForAnyChunkCount) {
   jobs::JobSystem js(spindle::test::job_config(GetParam()));
   RadixSortScratch scratch(64);
   const std::vector<Data> inputs = {
-      make_data(random_keys(30000, 3000, 11)),
-      make_data(random_keys(3000, 3000, 12)),
-      make_data(std::vector<std::uint64_t>(1000, 42)),
-      make_data(random_keys(5, 2, 13)),
+      make_data(random_keys(30000, 3000, 11)), make_data(random_keys(3000, 3000, 12)),
+      make_data(std::vector<std::uint64_t>(1000, 42)), make_data(random_keys(5, 2, 13)),
+      // The paths of the parallel sort (sort_chunks()), each ending in keys or in a copy:
+      make_data(bounded_keys(30000, 1u << 12, 14)),  // 2 bytes vary, 16 big buckets: by bucket
+      make_data(bounded_keys(30000, 1u << 20, 15)),  // 3 bytes, 16 big buckets: 2 passes each
+      make_data(bounded_keys(30000, 1u << 24, 16)),  // 3 bytes, small buckets: 3 passes a group
+      make_data(bounded_keys(30000, 1u << 16, 17)),  // 2 bytes, small buckets: whole array
+      make_data(skewed_keys(30000, 18)),             // most keys in one bucket: whole array
   };
   for (const Data& in : inputs) {
     const Data expected = serial_sort(in);
@@ -126,6 +148,40 @@ TEST_P(ParallelRadixSort, IdenticalToSerialForAnyChunkCount) {
       expect_same(d, expected);
     }
   }
+}
+
+// Which path sorted: the groups' jobs ("radix_groups") or the passes over the whole array
+// ("radix_scatter" after the first). Keeps the inputs above covering both.
+TEST(ParallelRadixSortPaths, GroupsWhereBucketsAreEvenAndPassesWhereOneHoldsMost) {
+  SPINDLE_REQUIRE_MODE(jobs::Mode::Dynamic);
+  jobs::JobSystem js(spindle::test::job_config(jobs::Mode::Dynamic));
+  struct Seen {
+    std::atomic<int> groups{0}, scatters{0};
+  } seen;
+  js.set_hooks({&seen,
+                [](void* user, const jobs::JobDesc& desc, std::uint32_t) {
+                  auto& s = *static_cast<Seen*>(user);
+                  if (std::string_view(desc.name) == "radix_groups") ++s.groups;
+                  if (std::string_view(desc.name) == "radix_scatter") ++s.scatters;
+                },
+                nullptr});
+  RadixSortScratch scratch(8);
+  auto sort_with_8_chunks = [&](Data d) {
+    seen.groups = 0;
+    seen.scatters = 0;
+    std::vector<std::uint64_t> kt(d.keys.size());
+    std::vector<std::uint32_t> vt(d.keys.size());
+    EXPECT_TRUE(radix_sort(js, 8, scratch, d.keys, d.values, kt, vt));
+    return d;
+  };
+  const Data wide = make_data(random_keys(30000, 3000, 21));
+  expect_same(sort_with_8_chunks(wide), reference_sort(wide));
+  EXPECT_EQ(seen.groups.load(), 8);
+  EXPECT_EQ(seen.scatters.load(), 8);  // the top byte's only
+  const Data skewed = make_data(skewed_keys(30000, 22));
+  expect_same(sort_with_8_chunks(skewed), reference_sort(skewed));
+  EXPECT_EQ(seen.groups.load(), 0);
+  EXPECT_EQ(seen.scatters.load(), 3 * 8);  // three varying bytes, a pass each
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ParallelRadixSort, ::testing::ValuesIn(spindle::test::own_modes()),

@@ -23,12 +23,16 @@
 // skipped (seen in the histograms of the first read); that only ever removes work, so the
 // 8-pass time is a hard upper bound. Payload order among equal keys is preserved.
 //
-// Parallel form: the keys are cut into `chunks` contiguous ranges. Per pass, each chunk counts
-// its digits in a job, the caller turns the per-chunk counts into per-chunk output offsets
-// (bucket-major, chunk order), and each chunk scatters its range in a job; chunks write
-// disjoint slots, and since chunk order is fixed the sort stays stable. Histograms live in a
-// RadixSortScratch sized at construction: 8 KiB per chunk, nothing is allocated per call.
-// `chunks` is clamped to [1, min(scratch.max_chunks(), n)]; 1 runs everything inline.
+// Parallel form: the keys are cut into `chunks` contiguous ranges, each counted in a job. Then,
+// where the keys spread evenly over the 8 bits that end at their highest varying bit, one scatter
+// by those bits (chunks in order, so stable) gathers them into runs, and each job sorts about
+// n / chunks keys of whole runs on its own, LSD in its core's cache ("radix_groups"): a key
+// crosses between cores once. Otherwise (most keys share those bits, or only two bytes vary in
+// small runs) every varying byte is a pass over the whole array: each chunk counts and scatters
+// its range in a job, into disjoint slots in chunk order. spindle_bench_sort measures both
+// against the serial sort. Histograms live in a RadixSortScratch sized at construction: 8 KiB
+// per chunk, nothing is allocated per call. `chunks` is clamped to [1, min(scratch.max_chunks(),
+// n)]; 1 runs everything inline.
 #pragma once
 
 #include <cstddef>
@@ -65,8 +69,9 @@ class RadixSortScratch {
 bool radix_sort(std::span<std::uint64_t> keys, std::span<std::uint32_t> values,
                 std::span<std::uint64_t> key_scratch, std::span<std::uint32_t> value_scratch);
 
-// Parallel sort over `chunks` jobs (named "radix_count", "radix_scatter", "radix_copy", booked
-// under `tag`); blocks until done, the calling thread helping. Same contract as the serial one.
+// Parallel sort over `chunks` jobs (named "radix_count", "radix_scatter", "radix_groups",
+// "radix_copy", booked under `tag`); blocks until done, the calling thread helping. Same contract
+// as the serial one.
 bool radix_sort(jobs::JobSystem& jobs, std::uint32_t chunks, RadixSortScratch& scratch,
                 std::span<std::uint64_t> keys, std::span<std::uint32_t> values,
                 std::span<std::uint64_t> key_scratch, std::span<std::uint32_t> value_scratch,
