@@ -209,8 +209,8 @@ void JobSystem::wait(std::span<Counter* const> counters) {
 void JobSystem::submit_range(Counter& counter, const JobDesc& desc, std::size_t begin,
                              std::size_t end, std::size_t grain,
                              void (*call)(const void*, std::size_t, std::size_t), const void* fn,
-                             std::atomic<std::size_t>* next) {
-  scheduler_->submit_range(counter, desc, begin, end, grain, call, fn, next);
+                             std::atomic<std::size_t>* next, detail::RangeBands* bands) {
+  scheduler_->submit_range(counter, desc, begin, end, grain, call, fn, next, bands);
 }
 
 JobSystem::BlockingRange::BlockingRange(JobSystem& system, std::uint16_t range_tag,

@@ -1,6 +1,7 @@
 #include "scheduler.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 
@@ -50,9 +51,48 @@ constexpr std::uint32_t kMaxBatch = 64;
 
 std::atomic<void (*)()> g_zero_hook{nullptr};
 
+// Ranges of more pieces are halved as they come (a caller's fine grain over many items):
+// banding serves the stage passes' few pieces per participant.
+constexpr std::size_t kMaxBandedPieces = 1024;
+
+// The piece a job of a banded range draws: the next of its participant's band, or, that band
+// drawn, the next of another's. There are as many jobs as pieces, so one is always left.
+std::uint32_t claim_piece(RangeBands& bands, std::uint32_t self) {
+  const std::uint32_t lanes = bands.lanes;
+  const std::uint32_t home = self < lanes ? self : self == kExternalThread ? 0 : self % lanes;
+  for (std::uint32_t d = 0; d < lanes; ++d) {
+    const std::uint32_t l = home + d < lanes ? home + d : home + d - lanes;
+    std::atomic_ref<std::uint32_t> next(bands.next[l]);
+    if (next.load(std::memory_order_relaxed) >= bands.first[l + 1]) continue;
+    const std::uint32_t taken = next.fetch_add(1, std::memory_order_relaxed);
+    if (taken < bands.first[l + 1]) return taken;
+  }
+  std::fprintf(stderr, "[jobs] parallel_for: a banded range's job found no piece left\n");
+  std::abort();
+}
+
 void run_range_task(const RangeTask& task, Recorder& recorder) {
   const bool record = task.range_id != 0 && recorder.active();
-  if (task.next != nullptr) {
+  if (!task.desc.in_order && task.bands != nullptr) {
+    std::uint32_t p1 = task.p1;
+    while (p1 - task.p0 > 1) {
+      RangeTask right = task;
+      right.p0 = static_cast<std::uint16_t>(task.p0 + (p1 - task.p0) / 2);
+      right.p1 = static_cast<std::uint16_t>(p1);
+      spawn_range(right);
+      p1 = right.p0;
+    }
+    const std::uint32_t k = claim_piece(*task.bands, task.system->current_worker());
+    const std::size_t n = task.end - task.begin;
+    const std::size_t pieces = task.bands->pieces;
+    const std::size_t b = task.begin + n * k / pieces;
+    const std::size_t e = task.begin + n * (k + std::size_t{1}) / pieces;
+    if (record) recorder.add(Recorder::EventType::PieceBegin, b, e, task.range_id);
+    task.call(task.fn, b, e);
+    if (record) recorder.add(Recorder::EventType::PieceEnd, 0, 0, task.range_id);
+    return;
+  }
+  if (task.desc.in_order) {
     const std::size_t items = task.end - task.begin;
     for (;;) {
       const std::size_t i = task.next->fetch_add(1, std::memory_order_relaxed);
@@ -681,8 +721,9 @@ bool Scheduler::pools_idle() const {
 void Scheduler::submit_range(Counter& counter, const JobDesc& desc, std::size_t begin,
                              std::size_t end, std::size_t grain,
                              void (*call)(const void*, std::size_t, std::size_t), const void* fn,
-                             std::atomic<std::size_t>* next) {
-  RangeTask task{owner_, &counter, fn, call, begin, end, end - begin, desc, 0, next};
+                             std::atomic<std::size_t>* next, RangeBands* bands) {
+  RangeTask task{owner_, &counter, fn, call, begin, end, end - begin, desc, 0, 0, 0, {next}};
+  task.desc.in_order = next != nullptr;  // the non-blocking form ignores in_order
   if (recorder_->active()) {
     task.range_id = recorder_->next_range_id();
     if (task.range_id != 0)
@@ -697,6 +738,32 @@ void Scheduler::submit_range(Counter& counter, const JobDesc& desc, std::size_t 
     const std::size_t jobs = std::min<std::size_t>(end - begin, current().range_jobs(self));
     for (std::size_t k = 0; k < jobs; ++k) spawn_range(task);
     return;
+  }
+  if (bands != nullptr && mode() == Mode::Dynamic) {
+    // Dynamic: the range's pieces in one band of neighbours per active participant, and each
+    // job draws a piece of its own participant's band first. A stage's passes over the same
+    // items (a system's entities, frame after frame) then give each participant the same
+    // items each time, still in its cache, where halving handed each half to whichever
+    // participant took it: at boids 20,000 the transform pass cost 0.19 ms of CPU on 2 workers
+    // against 0.12 in one thread, and static mode (always the same halves) 0.12.
+    const std::size_t n = end - begin;
+    std::size_t g = grain > 0 ? grain : n / (std::size_t{worker_count_} * 8);
+    if (g == 0) g = 1;
+    const std::size_t pieces = (n + g - 1) / g;
+    const std::size_t lanes = std::min<std::size_t>({active_workers(), pieces, kMaxWorkers});
+    if (lanes >= 2 && pieces <= kMaxBandedPieces) {
+      bands->pieces = static_cast<std::uint32_t>(pieces);
+      bands->lanes = static_cast<std::uint32_t>(lanes);
+      for (std::size_t l = 0; l <= lanes; ++l) {
+        bands->first[l] = static_cast<std::uint32_t>(pieces * l / lanes);
+        if (l < lanes) bands->next[l] = bands->first[l];
+      }
+      task.bands = bands;
+      task.p0 = 0;
+      task.p1 = static_cast<std::uint16_t>(pieces);
+      spawn_range(task);
+      return;
+    }
   }
   current().submit_range(task, grain, current_worker());
 }

@@ -145,7 +145,9 @@ struct alignas(kCacheLine) Participant {
 // A sub-range of a parallel_for, run by one job: it halves itself down to `grain`, submitting
 // the right halves as jobs of their own (so thieves take the biggest pieces first). With `next`
 // (JobDesc::in_order) the job instead takes items [begin + i] one at a time, i from `next`, until
-// none are left; several such jobs share one `next`.
+// none are left; several such jobs share one `next`. With `bands` it halves the jobs
+// [p0, p1) down to one, and that job draws whichever piece of `bands` its participant claims
+// (Scheduler::submit_range).
 struct RangeTask {
   JobSystem* system;
   Counter* counter;
@@ -155,8 +157,14 @@ struct RangeTask {
   std::size_t end;
   std::size_t grain;
   JobDesc desc;
-  std::uint32_t range_id = 0;  // in a job-graph recording (0: none)
-  std::atomic<std::size_t>* next = nullptr;
+  std::uint32_t range_id = 0;    // in a job-graph recording (0: none)
+  std::uint16_t p0 = 0, p1 = 0;  // with `bands`: the jobs this one stands for
+  // JobDesc::in_order: `next`; otherwise `bands` (null: halving). One of them: the task is a
+  // job's whole capture (JobSystem's kCaptureBytes).
+  union {
+    std::atomic<std::size_t>* next = nullptr;
+    RangeBands* bands;
+  };
 };
 // Submits one job that runs `task`.
 void spawn_range(const RangeTask& task);
@@ -194,7 +202,8 @@ class Scheduler {
   std::uint32_t current_worker() const;
   void submit_range(Counter& counter, const JobDesc& desc, std::size_t begin, std::size_t end,
                     std::size_t grain, void (*call)(const void*, std::size_t, std::size_t),
-                    const void* fn, std::atomic<std::size_t>* next = nullptr);
+                    const void* fn, std::atomic<std::size_t>* next = nullptr,
+                    RangeBands* bands = nullptr);
   WorkerStats worker_stats(std::uint32_t worker) const;
   TagStats tag_stats(std::uint16_t tag) const;
   Stats stats() const;

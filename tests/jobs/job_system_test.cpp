@@ -536,6 +536,54 @@ TEST_P(ThreadedModes, ExternalThreadsSubmitConcurrently) {
   EXPECT_EQ(ran.load(), kThreads * kPerThread) << to_string(mode);
 }
 
+// Dynamic mode gives each participant the pieces of its own band of a blocking parallel_for
+// (participant p: the p-th of as many bands as participants are awake), whoever called it: a
+// stage's passes over the same items then find them in the same core's cache frame after frame.
+// Halving gave the caller the first pieces and a thief the last, so which half a participant drew
+// followed which one ran the stage. Each piece here waits until both participants have started
+// one, so neither can draw the other's band first.
+TEST(JobSystem, DynamicGivesEachParticipantItsOwnBandOfAParallelFor) {
+  SPINDLE_REQUIRE_MODE(Mode::Dynamic);
+  JobSystem js(pinned_job_config(Mode::Dynamic, 2));
+  auto run_range = [&js] {
+    std::array<std::atomic<std::size_t>, 2> first{~std::size_t{0}, ~std::size_t{0}};
+    std::atomic<std::uint32_t> started{0};
+    std::vector<std::atomic<std::uint8_t>> hits(800);
+    js.parallel_for_range(0, 800, 100, [&](std::size_t b, std::size_t e) {
+      const std::uint32_t self = js.current_worker();
+      std::size_t none = ~std::size_t{0};
+      first[self].compare_exchange_strong(none, b);
+      started.fetch_or(1u << self);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (started.load() != 3u && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::yield();
+      }
+      for (std::size_t i = b; i < e; ++i) hits[i].fetch_add(1);
+    });
+    for (std::size_t i = 0; i < hits.size(); ++i) EXPECT_EQ(hits[i].load(), 1) << i;
+    return std::array<std::size_t, 2>{first[0].load(), first[1].load()};
+  };
+  // Called by participant 0.
+  const std::array<std::size_t, 2> from_main = run_range();
+  EXPECT_EQ(from_main[0], 0u);
+  EXPECT_EQ(from_main[1], 400u);
+  // Called by participant 1, from a job the main thread leaves to it.
+  std::atomic<bool> began{false};
+  std::uint32_t ran_on = 0;
+  std::array<std::size_t, 2> from_worker{};
+  Counter counter;
+  js.run(counter, {"stage"}, [&] {
+    ran_on = js.current_worker();
+    began.store(true);
+    from_worker = run_range();
+  });
+  while (!began.load()) std::this_thread::yield();  // not helping: worker 1 takes it
+  js.wait(counter);
+  EXPECT_EQ(ran_on, 1u);
+  EXPECT_EQ(from_worker[0], 0u);
+  EXPECT_EQ(from_worker[1], 400u);
+}
+
 TEST(JobSystem, NoLostWakeUpsAfterWorkersPark) {
   // Workers park after spinning; an outside thread (which cannot help) submits one job each time.
   // A lost wake-up would leave the job unrun forever: the watchdog turns that into a failure.

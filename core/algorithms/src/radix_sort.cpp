@@ -216,7 +216,7 @@ void sort_chunks(const RunChunks& run, std::uint32_t chunks, std::uint32_t* coun
       group_begin[group_count++] = 0;
       for (std::uint32_t b = 0; b < kRadixBuckets; ++b) {
         at += totals[b];
-        if (at >= n * group_count / groups && at < n && at > group_start) {
+        if (at >= std::uint64_t{n} * group_count / groups && at < n && at > group_start) {
           largest = std::max(largest, at - group_start);
           group_begin[group_count++] = static_cast<std::uint32_t>(at);
           group_start = at;

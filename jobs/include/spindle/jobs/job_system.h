@@ -195,6 +195,14 @@ class JobSystem;
 namespace detail {
 class Scheduler;
 struct RangeSpawner;
+// A blocking parallel_for's pieces in bands, one per participant (Dynamic mode; scheduler.cpp):
+// on the caller's stack, filled by the scheduler only when used, so it costs nothing otherwise.
+struct RangeBands {
+  std::uint32_t pieces = 0;              // equal pieces of the range
+  std::uint32_t lanes = 0;               // bands: participant p draws band p first
+  std::uint32_t first[kMaxWorkers + 1];  // band l: pieces [first[l], first[l + 1])
+  std::uint32_t next[kMaxWorkers];       // band l's next piece (std::atomic_ref)
+};
 // Tests only: the wake latency Config::skip_wakes_for_short_ranges assumes, in ns (0: measured).
 void set_wake_latency_for_tests(JobSystem& js, std::uint64_t ns);
 // The at-once path of the templates below, each one call into the scheduler (scheduler.cpp).
@@ -295,19 +303,24 @@ class JobSystem {
   }
 
   // Calls fn(b, e) over disjoint sub-ranges covering [begin, end) and returns when all have run.
-  // Dynamic and Tbb split recursively (thieves take big halves) down to at most `grain` (0:
-  // chosen from the participant count); Static splits evenly, one chunk per participant it deals
-  // to (four when the range starts alone, Config::skip_wakes_for_short_ranges), each at least
-  // `grain` long. fn is called concurrently, through a const reference.
+  // Dynamic cuts it into equal pieces of at most `grain` (0: chosen from the participant count),
+  // one job each, the jobs halved recursively (thieves take big halves); the pieces lie in one
+  // band per active participant, and each job draws the next piece of its own participant's band
+  // (that band drawn, another's), so a participant gets the same items range after range. Tbb
+  // halves the range itself down to `grain`; Static splits evenly, one chunk per participant it
+  // deals to (four when the range starts alone, Config::skip_wakes_for_short_ranges), each at
+  // least `grain` long. fn is called concurrently, through a const reference.
   template <class F>
   void parallel_for_range(std::size_t begin, std::size_t end, std::size_t grain, F&& fn,
                           const JobDesc& desc = {"parallel_for"}) {
     Counter counter;
     std::atomic<std::size_t> next{0};  // JobDesc::in_order: the next item to hand out
+    detail::RangeBands bands;          // Dynamic: the pieces in bands (scheduler.cpp)
     // Config::skip_wakes_for_short_ranges. An in-order range's caller takes item after item in
     // one job, so it has no piece's end at which to wake a worker: it never starts alone.
     const BlockingRange scope(*this, desc.tag, desc.in_order ? 0 : pieces(begin, end, grain));
-    submit_range_of(counter, begin, end, grain, fn, desc, desc.in_order ? &next : nullptr);
+    submit_range_of(counter, begin, end, grain, fn, desc, desc.in_order ? &next : nullptr,
+                    desc.in_order ? nullptr : &bands);
     wait(counter);
   }
   // Non-blocking form: the sub-range jobs count on `counter`; `fn` is referenced, not copied,
@@ -396,10 +409,11 @@ class JobSystem {
   }
   void submit_range(Counter& counter, const JobDesc& desc, std::size_t begin, std::size_t end,
                     std::size_t grain, void (*call)(const void*, std::size_t, std::size_t),
-                    const void* fn, std::atomic<std::size_t>* next);
+                    const void* fn, std::atomic<std::size_t>* next, detail::RangeBands* bands);
   template <class F>
   void submit_range_of(Counter& counter, std::size_t begin, std::size_t end, std::size_t grain,
-                       const F& fn, const JobDesc& desc, std::atomic<std::size_t>* next);
+                       const F& fn, const JobDesc& desc, std::atomic<std::size_t>* next,
+                       detail::RangeBands* bands = nullptr);
   // How many jobs a range of [begin, end) cut at most `grain` long (0: Dynamic's default) makes.
   std::size_t pieces(std::size_t begin, std::size_t end, std::size_t grain) const {
     const std::size_t n = end > begin ? end - begin : 0;
@@ -490,12 +504,12 @@ void JobSystem::parallel_for_range(Counter& counter, std::size_t begin, std::siz
 template <class F>
 void JobSystem::submit_range_of(Counter& counter, std::size_t begin, std::size_t end,
                                 std::size_t grain, const F& fn, const JobDesc& desc,
-                                std::atomic<std::size_t>* next) {
+                                std::atomic<std::size_t>* next, detail::RangeBands* bands) {
   if (begin >= end) return;
   auto call = [](const void* f, std::size_t b, std::size_t e) {
     (*static_cast<const F*>(f))(b, e);
   };
-  submit_range(counter, desc, begin, end, grain, call, &fn, next);
+  submit_range(counter, desc, begin, end, grain, call, &fn, next, bands);
 }
 
 }  // namespace spindle::jobs
