@@ -46,9 +46,15 @@ std::vector<std::uint64_t> make_keys(Keys kind, std::size_t n) {
   std::vector<std::uint64_t> keys(n);
   for (std::size_t i = 0; i < n; ++i) {
     switch (kind) {
-      case Keys::Cells: keys[i] = rng() % (2 * n); break;
-      case Keys::Wide: keys[i] = rng(); break;
-      case Keys::Skewed: keys[i] = i % 2 == 0 ? rng() % 256 : rng() % (2 * n); break;
+      case Keys::Cells:
+        keys[i] = rng() % (2 * n);
+        break;
+      case Keys::Wide:
+        keys[i] = rng();
+        break;
+      case Keys::Skewed:
+        keys[i] = i % 2 == 0 ? rng() % 256 : rng() % (2 * n);
+        break;
     }
   }
   return keys;
@@ -81,8 +87,7 @@ void register_all() {
   } kinds[] = {{"cells", Keys::Cells}, {"wide", Keys::Wide}, {"skewed", Keys::Skewed}};
   for (const auto& k : kinds) {
     for (const bool parallel : {false, true}) {
-      const std::string name =
-          std::string("sort/") + k.name + (parallel ? "/parallel" : "/serial");
+      const std::string name = std::string("sort/") + k.name + (parallel ? "/parallel" : "/serial");
       benchmark::RegisterBenchmark(name.c_str(), sort, k.kind, parallel)
           ->Arg(20000)
           ->Arg(100000)
