@@ -23,6 +23,8 @@
 
 #include <spindle/algorithms/radix_sort.h>
 
+#include "two_workers.h"
+
 namespace {
 
 using namespace spindle;
@@ -30,13 +32,7 @@ using namespace spindle;
 constexpr std::uint32_t kChunks = 8;
 
 jobs::JobSystem& parallel_jobs() {
-  static jobs::JobSystem js([] {
-    jobs::Config c;
-    c.workers = 2;
-    c.mode = jobs::Mode::Dynamic;
-    return c;
-  }());
-  return js;
+  return bench::two_worker_jobs();
 }
 
 enum class Keys { Cells, Wide, Skewed };

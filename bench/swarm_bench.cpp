@@ -24,6 +24,8 @@
 
 #include <spindle/physics/swarm.h>
 
+#include "two_workers.h"
+
 namespace {
 
 using namespace spindle;
@@ -32,13 +34,7 @@ constexpr std::uint32_t kParallelChunks = 16;
 const std::uint32_t kCounts[] = {10000, 20000, 50000, 100000, 200000};
 
 jobs::JobSystem& parallel_jobs() {
-  static jobs::JobSystem js([] {
-    jobs::Config c;
-    c.workers = 2;
-    c.mode = jobs::Mode::Dynamic;
-    return c;
-  }());
-  return js;
+  return bench::two_worker_jobs();
 }
 
 struct Fixture {
