@@ -71,9 +71,26 @@ std::uint32_t claim_piece(RangeBands& bands, std::uint32_t self) {
   std::abort();
 }
 
+// JobDesc::in_order: items one at a time from the shared `next`, until none are left.
+void run_in_order(const RangeTask& task, Recorder& recorder, bool record) {
+  const std::size_t items = task.end - task.begin;
+  for (;;) {
+    const std::size_t i = task.next->fetch_add(1, std::memory_order_relaxed);
+    if (i >= items) return;
+    const std::size_t b = task.begin + i;
+    if (record) recorder.add(Recorder::EventType::PieceBegin, b, b + 1, task.range_id);
+    task.call(task.fn, b, b + 1);
+    if (record) recorder.add(Recorder::EventType::PieceEnd, 0, 0, task.range_id);
+  }
+}
+
 void run_range_task(const RangeTask& task, Recorder& recorder) {
   const bool record = task.range_id != 0 && recorder.active();
-  if (!task.desc.in_order && task.bands != nullptr) {
+  if (task.desc.in_order) {
+    run_in_order(task, recorder, record);
+    return;
+  }
+  if (task.bands != nullptr) {
     std::uint32_t p1 = task.p1;
     while (p1 - task.p0 > 1) {
       RangeTask right = task;
@@ -91,17 +108,6 @@ void run_range_task(const RangeTask& task, Recorder& recorder) {
     task.call(task.fn, b, e);
     if (record) recorder.add(Recorder::EventType::PieceEnd, 0, 0, task.range_id);
     return;
-  }
-  if (task.desc.in_order) {
-    const std::size_t items = task.end - task.begin;
-    for (;;) {
-      const std::size_t i = task.next->fetch_add(1, std::memory_order_relaxed);
-      if (i >= items) return;
-      const std::size_t b = task.begin + i;
-      if (record) recorder.add(Recorder::EventType::PieceBegin, b, b + 1, task.range_id);
-      task.call(task.fn, b, b + 1);
-      if (record) recorder.add(Recorder::EventType::PieceEnd, 0, 0, task.range_id);
-    }
   }
   std::size_t b = task.begin;
   std::size_t e = task.end;
@@ -723,7 +729,8 @@ void Scheduler::submit_range(Counter& counter, const JobDesc& desc, std::size_t 
                              void (*call)(const void*, std::size_t, std::size_t), const void* fn,
                              std::atomic<std::size_t>* next, RangeBands* bands) {
   RangeTask task{owner_, &counter, fn, call, begin, end, end - begin, desc, 0, 0, 0, {next}};
-  task.desc.in_order = next != nullptr;  // the non-blocking form ignores in_order
+  task.desc.in_order = next != nullptr;       // the non-blocking form ignores in_order
+  if (next == nullptr) task.bands = nullptr;  // the union's member in use from here on
   if (recorder_->active()) {
     task.range_id = recorder_->next_range_id();
     if (task.range_id != 0)
