@@ -270,9 +270,7 @@ void sort_chunks(const RunChunks& run, std::uint32_t chunks, std::uint32_t* coun
     if (!counted) {
       run("radix_count", [&](std::uint32_t c) {
         const ChunkRange r = chunk_range(n, chunks, c);
-        std::uint32_t* h = pc.hist(c, p);
-        std::fill(h, h + kRadixBuckets, 0u);
-        for (std::size_t i = r.begin; i < r.end; ++i) ++h[digit(src_k[i], p)];
+        count_digits(src_k, r.begin, r.end, pc.hist(c, 0), 1u << p);
       });
     }
     offsets_from_counts(p);
