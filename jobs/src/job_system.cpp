@@ -180,6 +180,10 @@ void JobSystem::begin_recording() {
   scheduler_->recorder().begin();
 }
 
+void JobSystem::stop_recording() {
+  scheduler_->recorder().stop();
+}
+
 bool JobSystem::end_recording(JobGraph& out) {
   return scheduler_->recorder().end(out, mode_, worker_count(), scheduler_->ns_per_tick());
 }

@@ -108,6 +108,7 @@ void Recorder::begin() {
   session_ = g_sessions.fetch_add(1, std::memory_order_relaxed) + 1;
   bound_.store(0, std::memory_order_relaxed);
   begin_tick_ = ticks();
+  stopped_ = false;  // a recording stopped and never ended is dropped
   active_.store(true, std::memory_order_seq_cst);
   bind();  // the calling thread is buffer 0: its code outside jobs is node 0
 }
@@ -165,10 +166,17 @@ void Recorder::add_at(std::uint64_t tick, EventType type, std::uint64_t x, std::
   e.tag = tag;
 }
 
-bool Recorder::end(JobGraph& out, Mode mode, std::uint32_t workers, double ns_per_tick) {
-  if (!active()) return false;
+void Recorder::stop() {
+  if (!active()) return;
   end_tick_ = ticks();
   active_.store(false, std::memory_order_seq_cst);
+  stopped_ = true;
+}
+
+bool Recorder::end(JobGraph& out, Mode mode, std::uint32_t workers, double ns_per_tick) {
+  stop();
+  if (!stopped_) return false;
+  stopped_ = false;
   out.clear();
   out.mode = mode;
   out.workers = workers;

@@ -55,7 +55,9 @@ class Recorder {
 
   // Between frames. The calling thread's strand outside jobs becomes node 0.
   void begin();
-  // Stops recording and fills `out`. False when nothing was being recorded.
+  // Stops recording: the graph ends here. A no-op when nothing is being recorded.
+  void stop();
+  // Stops recording if stop() has not, and fills `out`. False when nothing was recorded.
   bool end(JobGraph& out, Mode mode, std::uint32_t workers, double ns_per_tick);
   bool active() const { return active_.load(std::memory_order_relaxed); }
 
@@ -103,6 +105,7 @@ class Recorder {
   std::uint32_t capacity_ = 1u << 14;    // events per buffer; doubled after an overflow
   std::uint64_t begin_tick_ = 0;
   std::uint64_t end_tick_ = 0;
+  bool stopped_ = false;  // stop() ran: end() has a recording to convert
 
   // Scratch of convert(), kept between recordings.
   struct Strand;

@@ -8,11 +8,13 @@
 // worker helps as the real one does (its own queue first, newest first, then stealing the oldest
 // job of another worker in Dynamic; its mailbox only in Static), resuming the strand once the
 // job it took finishes. An idle worker woken for a queued job starts it handoff_ns later. With
-// unbounded workers every queued job gets a fresh worker and nothing helps: the span.
+// unbounded workers every queued job gets a fresh worker: the span. A worker that is free (or
+// waits) before a fresh one starts a job it queued runs that job itself, as with its own queue.
 #include <algorithm>
 #include <cmath>
 #include <deque>
 #include <queue>
+#include <utility>
 #include <vector>
 
 #include "spindle/jobs/job_graph.h"
@@ -232,6 +234,9 @@ class Simulation {
     std::uint32_t next_victim = 0;
     std::uint32_t deal = 0;  // Static: round-robin position
     bool pending = false;    // an event is scheduled
+    // Unbounded workers with hand-offs: the jobs it queued, each claimed by a fresh worker that
+    // starts it a hand-off later (task, that worker), newest last.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> handed;
   };
   struct Event {
     std::uint64_t time;
@@ -354,6 +359,7 @@ class Simulation {
       }
       workers_[free].claimed = task;
       schedule(free, now_ + c_.handoff_ns);
+      if (c_.handoff_ns > 0) workers_[w].handed.emplace_back(task, free);
       return;
     }
     if (c_.policy == SimPolicy::Static) {
@@ -380,9 +386,21 @@ class Simulation {
   }
 
   // Its own queue, then (Dynamic) the oldest job of another worker's. True when a task is on the
-  // stack to run now.
+  // stack to run now. With unbounded workers, the newest job it queued that the fresh worker has
+  // not started yet: as the real one runs its own queue when it is free before a thief arrives.
   bool acquire(std::uint32_t w) {
-    if (unbounded_ || serial_) return false;
+    if (serial_) return false;
+    if (unbounded_) {
+      while (!workers_[w].handed.empty()) {
+        const auto [task, claimer] = workers_[w].handed.back();
+        workers_[w].handed.pop_back();
+        if (workers_[claimer].claimed != task) continue;  // started there already
+        workers_[claimer].claimed = kNone;
+        start(task, w);
+        return true;
+      }
+      return false;
+    }
     Worker& me = workers_[w];  // acquire() adds no worker
     std::uint32_t task = kNone;
     if (!me.queue.empty()) {

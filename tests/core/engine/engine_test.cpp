@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <ctime>
 #include <mutex>
 #include <sstream>
@@ -371,6 +372,62 @@ TEST(Engine, RecordedFramesCarryTheirSpanAndGraph) {
     EXPECT_GE(graph->work_ns, 700'000u);
     EXPECT_LE(stats.span_ns, graph->work_ns);
   }
+}
+
+// The recorded graph covers the frame that frame_ns measures, not the engine's bookkeeping either
+// side: listing the process's threads for the CPU timer and reading their clocks. The
+// regression: the recording began before the listing and ended after the reads, so every graph
+// had that time as serial code at the frame's start and end (4-30 us a frame on 2 cores, up to
+// 10% of a small frame's replay). Hundreds of idle threads here make the listing cost far more
+// than the stamps around the frame.
+TEST(Engine, RecordedGraphSpansTheMeasuredFrameOnly) {
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stop = false;
+  std::vector<std::thread> idle;
+  for (int i = 0; i < 400; ++i) {
+    idle.emplace_back([&] {
+      std::unique_lock<std::mutex> lock(mutex);
+      wake.wait(lock, [&] { return stop; });
+    });
+  }
+  std::vector<std::uint64_t> listing;
+  ProcessCpuTimer probe;
+  for (int i = 0; i < 7; ++i) {
+    const std::uint64_t before = monotonic_ns();
+    probe.list_threads();
+    probe.start();
+    probe.elapsed_ns();
+    listing.push_back(monotonic_ns() - before);
+  }
+  std::sort(listing.begin(), listing.end());
+  for (jobs::Mode mode : available_modes()) {
+    EngineConfig config = config_for(mode, 2);
+    config.record_job_graph = true;
+    Engine engine(config);
+    struct A {};
+    engine.add_stage({.name = "a", .access = Access{}.write<A>(), .run = [](StageContext& ctx) {
+                        ctx.parallel_for(4, [](std::uint32_t, std::uint32_t) { spin_ns(20'000); });
+                      }});
+    std::vector<std::int64_t> beyond;
+    for (int frame = 0; frame < 9; ++frame) {
+      engine.step();
+      const jobs::JobGraph* graph = engine.last_job_graph();
+      ASSERT_NE(graph, nullptr) << jobs::to_string(mode);
+      beyond.push_back(static_cast<std::int64_t>(graph->wall_ns) -
+                       static_cast<std::int64_t>(engine.last_frame().frame_ns));
+    }
+    std::sort(beyond.begin(), beyond.end());
+    EXPECT_LT(beyond[4], static_cast<std::int64_t>(listing[3] / 2))
+        << jobs::to_string(mode) << ": the graph runs " << beyond[4]
+        << " ns longer than the frame; listing the threads takes " << listing[3] << " ns";
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stop = true;
+  }
+  wake.notify_all();
+  for (std::thread& t : idle) t.join();
 }
 
 // Spins until this thread has used about `ns` of CPU time (its own clock).

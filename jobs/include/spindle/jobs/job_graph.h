@@ -5,6 +5,8 @@
 //
 //   jobs.begin_recording();                          // between frames: nothing in flight
 //   run_the_frame();
+//   jobs.stop_recording();                           // optional: the graph ends here, not at
+//   read_timers();                                   // end_recording() (your bookkeeping)
 //   spindle::jobs::JobGraph graph;                   // keep it: reused, it stops allocating
 //   if (jobs.end_recording(graph)) {
 //     graph.work_ns;                                 // every job's own time, summed
@@ -101,10 +103,11 @@ struct JobGraph {
 
   Mode mode = Mode::Single;   // the mode it was recorded in
   std::uint32_t workers = 1;  // threads that ran jobs then (JobSystem::worker_count())
-  std::uint64_t wall_ns = 0;  // begin_recording() to end_recording()
+  std::uint64_t wall_ns = 0;  // begin_recording() to stop_recording() or end_recording()
   std::uint64_t work_ns = 0;  // every Compute, summed
   std::uint64_t span_ns = 0;  // the longest chain, with unbounded workers and free hand-offs
-  // The same with handoff_ns paid by every job that another thread picks up.
+  // The same with handoff_ns paid by every job that another thread picks up: a job its submitter
+  // gets to first (free, or waiting) runs there without one, newest first, as with a deque.
   std::uint64_t span_handoff_ns = 0;
   // Median time from a job's submission to its start on an idle participant other than its
   // submitter: a steal by a spinning thread, or a wake-up. 0 when no such job was seen.

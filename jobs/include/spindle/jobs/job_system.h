@@ -372,9 +372,12 @@ class JobSystem {
 
   // Job-graph recording (job_graph.h): between frames, with nothing in flight. While recording,
   // every job, wait and parallel_for is logged per thread; end_recording() turns the log into
-  // `out` (false when no recording was running). The first recordings allocate their buffers,
-  // later ones reuse them.
+  // `out` (false when nothing was recorded). The first recordings allocate their buffers, later
+  // ones reuse them. stop_recording() (optional) ends the graph where it is called, so that the
+  // caller's own bookkeeping between it and end_recording() is not in the graph; recording() is
+  // false from then on.
   void begin_recording();
+  void stop_recording();
   bool end_recording(JobGraph& out);
   bool recording() const;
 
