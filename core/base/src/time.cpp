@@ -65,13 +65,29 @@ struct DirEntry {
 
 }  // namespace
 
+ProcessCpuTimer::~ProcessCpuTimer() {
+#if defined(__linux__)
+  if (task_dir_ >= 0) close(task_dir_);
+#endif
+}
+
 void ProcessCpuTimer::list_threads() {
   count_ = 0;
 #if defined(__linux__)
-  // /proc/self/task read with open() and getdents64 rather than opendir(): no heap, since the
-  // engine lists between frames.
-  const int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
+  // /proc/self/task read with getdents64 rather than opendir(): no heap, since the engine lists
+  // between frames. Opened once and read again from its start: every read lists the threads
+  // alive then.
+  const pid_t pid = getpid();
+  if (task_dir_ >= 0 && (task_dir_pid_ != pid || lseek(task_dir_, 0, SEEK_SET) != 0)) {
+    close(task_dir_);
+    task_dir_ = -1;
+  }
+  if (task_dir_ < 0) {
+    task_dir_ = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    task_dir_pid_ = pid;
+    if (task_dir_ < 0) return;
+  }
+  const int fd = task_dir_;
   const pid_t self = static_cast<pid_t>(syscall(SYS_gettid));
   alignas(8) char buffer[4096];
   for (;;) {
@@ -92,7 +108,6 @@ void ProcessCpuTimer::list_threads() {
       if (count_ + 1 < kMaxThreads) clocks_[count_++] = thread_clock(tid);
     }
   }
-  close(fd);
   clocks_[count_++] = thread_clock(self);  // last: see start() and elapsed_ns()
 #endif
 }

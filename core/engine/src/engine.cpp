@@ -755,8 +755,8 @@ void Engine::Impl::run_frame(std::uint32_t steps, std::int64_t present_dt_ns, fl
   begin_frame_stats();
   cpu_timer.list_threads();
   cpu_timer.start();
-  // The recording spans the frame's own time, as frame_ns does: listing the threads took 4-30 us
-  // here (2 cores), a serial stretch that every replay of the graph would add to the frame.
+  // The recording spans the frame's own time, as frame_ns does: listing the threads takes 3-10 us
+  // on a 2-core VM, a serial stretch that every replay of the graph would add to the frame.
   if (config.record_job_graph) jobs->begin_recording();
   const std::uint64_t begin = monotonic_ns();
   for (const std::function<void(Engine&)>& hook : frame_hooks) hook(owner);

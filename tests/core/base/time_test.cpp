@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <thread>
 
@@ -94,6 +95,41 @@ TEST(ProcessCpuTimer, ThreadsStartedOrEndedBetweenListingsAreSkipped) {
   EXPECT_EQ(timer.threads(), listed) << "the late thread listed in place of the ended one";
   stop.store(true);
   late.join();
+}
+
+// The open descriptors of this process, counted in /proc/self/fd.
+int open_descriptors() {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    (void)entry;
+    ++count;
+  }
+  return count;
+}
+
+// An engine lists its threads every frame: the timer keeps one descriptor of the thread
+// directory open for all of its listings, reads it again from its start (a thread started
+// between two listings is in the second), and closes it when it goes.
+TEST(ProcessCpuTimer, ListingAgainReadsTheSameDirectoryAfresh) {
+  const int before = open_descriptors();
+  {
+    ProcessCpuTimer timer;
+    timer.list_threads();
+    const std::uint32_t alone = timer.threads();
+    for (int i = 0; i < 100; ++i) timer.list_threads();
+    EXPECT_EQ(open_descriptors(), before + 1) << "one descriptor, kept";
+    std::atomic<bool> stop{false};
+    std::thread other([&] {
+      while (!stop.load(std::memory_order_relaxed)) std::this_thread::yield();
+    });
+    timer.list_threads();
+    EXPECT_EQ(timer.threads(), alone + 1) << "the thread started since the last listing";
+    stop.store(true);
+    other.join();
+    timer.list_threads();
+    EXPECT_EQ(timer.threads(), alone);
+  }
+  EXPECT_EQ(open_descriptors(), before) << "closed with the timer";
 }
 #endif
 
