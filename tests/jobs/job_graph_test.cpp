@@ -98,12 +98,22 @@ TEST_P(JobTimeModes, RunHereIsAJobOfItsOwn) {
   SPINDLE_REQUIRE_ENGINE_EXCEPTIONS();
   SPINDLE_REQUIRE_MODE(GetParam());
   JobSystem js(job_config(GetParam(), 2));
-  js.reset_stats();
-  std::uint64_t measured = 0;
-  js.run_here({"inline", 7}, [&] { measured = spin(500'000); });
-  EXPECT_EQ(js.tag_stats(7).jobs, 1u);
-  EXPECT_GT(static_cast<double>(js.tag_stats(7).total_ns), measured * 0.98);
-  EXPECT_LT(static_cast<double>(js.tag_stats(7).total_ns), measured * 1.05);
+  // Booked once, as its own time: the best of a few attempts is within 5% of the spin (an
+  // attempt whose thread the OS took away between the job's start and the spin's runs long:
+  // ThreadSanitizer's CI stage, two suites at once, saw one at 1.19); counted twice, every
+  // attempt would be 2x.
+  double best = 1e9;
+  for (int attempt = 0; attempt < 5 && best >= 1.05; ++attempt) {
+    js.reset_stats();
+    std::uint64_t measured = 0;
+    js.run_here({"inline", 7}, [&] { measured = spin(500'000); });
+    EXPECT_EQ(js.tag_stats(7).jobs, 1u);
+    const double ratio =
+        static_cast<double>(js.tag_stats(7).total_ns) / static_cast<double>(measured);
+    EXPECT_GT(ratio, 0.98);
+    best = std::min(best, ratio);
+  }
+  EXPECT_LT(best, 1.05);
   EXPECT_THROW(js.run_here({"throws"}, [] { throw std::runtime_error("x"); }), std::runtime_error);
 }
 
