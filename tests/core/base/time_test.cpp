@@ -129,7 +129,13 @@ TEST(ProcessCpuTimer, ListingAgainReadsTheSameDirectoryAfresh) {
     EXPECT_GT(with_other, first) << "the thread started since the last listing";
     stop.store(true);
     other.join();
+    // join() returns once the thread has cleared its id, a moment before the kernel takes it out
+    // of the directory (under qemu, longer): listed again until it is gone, for up to 5 s.
     timer.list_threads();
+    for (int wait = 0; wait < 5000 && timer.threads() + 1 != with_other; ++wait) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      timer.list_threads();
+    }
     EXPECT_EQ(timer.threads() + 1, with_other) << "and gone once it ended";
   }
   EXPECT_EQ(open_descriptors(), before) << "closed with the timer";

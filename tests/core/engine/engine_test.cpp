@@ -381,6 +381,9 @@ TEST(Engine, RecordedFramesCarryTheirSpanAndGraph) {
 // 10% of a small frame's replay). Hundreds of idle threads here make the listing cost far more
 // than the stamps around the frame.
 TEST(Engine, RecordedGraphSpansTheMeasuredFrameOnly) {
+#if SPINDLE_HANDHELD
+  GTEST_SKIP() << "400 threads of default stacks do not fit the 32-bit handheld target's memory";
+#endif
   std::mutex mutex;
   std::condition_variable wake;
   bool stop = false;
