@@ -668,7 +668,8 @@ void Engine::Impl::end_frame_stats(std::uint64_t begin_ns) {
                                      static_cast<double>(wakes - wakes_before)
                                : 0.0;
     controller.observe(choice, static_cast<double>(stats.frame_ns) * 1e-6 / steps,
-                       static_cast<double>(stats.work_ns) * 1e-6 / steps, wake_us);
+                       static_cast<double>(stats.work_ns) * 1e-6 / steps, wake_us,
+                       static_cast<double>(stats.cpu_ns) * 1e-6 / steps);
   }
   note_job_overflows();
   // Cost estimates for the next frame: EMA of CPU time per frame.

@@ -52,13 +52,30 @@ double WorkerController::estimate_ms(const WorkerChoice& choice) const {
   return i >= 0 && measured_[i] ? ema_[i] : std::numeric_limits<double>::quiet_NaN();
 }
 
+double WorkerController::estimate_cpu_ms(const WorkerChoice& choice) const {
+  const int i = index_of(choice);
+  return i >= 0 && cpu_samples_[i] > 0 ? cpu_ms_[i] : std::numeric_limits<double>::quiet_NaN();
+}
+
+double WorkerController::cost_ratio(int a, int b) const {
+  if (!(cpu_weight > 0) || cpu_samples_[a] == 0 || cpu_samples_[b] == 0 || !(cpu_ms_[a] > 0) ||
+      !(cpu_ms_[b] > 0) || !(ema_[b] > 0))
+    return 1.0;
+  return ema_[a] / ema_[b] * std::pow(cpu_ms_[a] / cpu_ms_[b], cpu_weight);
+}
+
+bool WorkerController::worth_its_cpu(int later, int earlier) const {
+  return cost_ratio(later, earlier) <= 1.0;
+}
+
 int WorkerController::best_index() const {
   const int allowed = allowed_count();
   int best = -1;
   for (int i = 0; i < allowed; ++i) {
     if (!measured_[i]) continue;
-    // A later candidate only when it shortens the frame by more than the margin.
-    if (best < 0 || ema_[i] < ema_[best] * (1.0 - margin)) best = i;
+    // A later candidate only when it shortens the frame by more than the margin, and by enough
+    // for the CPU time it adds.
+    if (best < 0 || (ema_[i] < ema_[best] * (1.0 - margin) && worth_its_cpu(i, best))) best = i;
   }
   if (best >= 0) return best;
   // Nothing measured yet: every worker worth waking, pinned when pinning is an option.
@@ -110,7 +127,9 @@ WorkerChoice WorkerController::choose() {
     double every =
         samples_[next] < kLearnSamples ? length + 1.0 : static_cast<double>(explore_every) * length;
     if (measured_[next] && samples_[next] >= kLearnSamples && ema_[best] > 0) {
-      const double behind = ema_[next] / ema_[best] - 1.0;
+      // Behind in frame time, or in frame time x CPU time (cpu_weight) for a faster candidate
+      // that costs too much CPU: a second worker that saves 3% for 70% more CPU is 1.65x behind.
+      const double behind = std::max(ema_[next] / ema_[best], cost_ratio(next, best)) - 1.0;
       every *= std::clamp(behind / margin, 1.0, 32.0);
     }
     if (frames_ - last_trial_ >= static_cast<std::uint32_t>(every)) {
@@ -126,7 +145,7 @@ WorkerChoice WorkerController::choose() {
 }
 
 void WorkerController::observe(const WorkerChoice& choice, double frame_ms, double work_ms,
-                               double wake_us) {
+                               double wake_us, double cpu_ms) {
   const int i = index_of(choice);
   if (i < 0) return;
   // The frames just after a change still move the frame's data between cores: not what the
@@ -168,6 +187,15 @@ void WorkerController::observe(const WorkerChoice& choice, double frame_ms, doub
     }
     ema_[i] = alpha * typical + (1.0 - alpha) * ema_[i];
   }
+  // CPU time hardly gains from a hitch (a thread waiting for a core uses none): a plain moving
+  // average, a mean over the first ten, restarted when long unmeasured like the frame's.
+  if (cpu_ms > 0 && std::isfinite(cpu_ms)) {
+    double alpha = i == best_index() ? ema_alpha : trial_alpha;
+    if (cpu_samples_[i] < 10) alpha = std::max(alpha, 1.0 / (cpu_samples_[i] + 1));
+    if (frames_ - last_frame_[i] > stale_frames) alpha = 1.0;
+    cpu_ms_[i] = alpha * cpu_ms + (1.0 - alpha) * cpu_ms_[i];
+    ++cpu_samples_[i];
+  }
   measured_[i] = true;
   ++samples_[i];
   last_frame_[i] = frames_;
@@ -180,6 +208,8 @@ void WorkerController::observe(const WorkerChoice& choice, double frame_ms, doub
 void WorkerController::reset() {
   for (int i = 0; i < kMaxCandidates; ++i) {
     ema_[i] = 0;
+    cpu_ms_[i] = 0;
+    cpu_samples_[i] = 0;
     measured_[i] = false;
     samples_[i] = 0;
     last_frame_[i] = 0;

@@ -12,7 +12,7 @@
 //   jobs.set_active_workers(c.workers);
 //   jobs.set_pinned(c.pinned);
 //   ... run the frame ...
-//   controller.observe(c, frame_ms, work_ms, wake_us);     // after it
+//   controller.observe(c, frame_ms, work_ms, wake_us, cpu_ms);  // after it
 //
 // The candidates, in order of preference: one worker (not pinned: alone, it should run wherever
 // the OS has room, as single mode's thread does), then 2, 4 ... and `workers` itself, each pinned
@@ -20,7 +20,11 @@
 // is only worth waking if the frame's work, spread over the workers, gives it at least
 // min_work_per_worker_us more than the measured cost of waking it. Each candidate keeps a moving
 // average of the frame time it gave. The choice is the earliest candidate that no later one beats
-// by more than `margin` (so a second core that shortens the frame by 2% stays asleep). The
+// by more than `margin` (so a second core that shortens the frame by 2% stays asleep), and whose
+// extra CPU time buys enough of it: it must also lower the frame time x the CPU time per frame
+// (the energy-delay product, with cpu_weight 1). A second worker that cut the frame by 17% for 42%
+// more CPU (boids at 100 on a 2-core VM: 0.83 x 1.42 = 1.18) stays asleep; one that halves the
+// frame for 20% more is woken. The
 // candidate in use adds the median of its last three frames to its average, so a lone hitch
 // does not move it. The frames just after the choice changes are not measured (they pay for
 // moving the data between cores), so a trial runs trial_frames frames in a row and only its last
@@ -51,6 +55,12 @@ struct WorkerController {
   bool may_unpin = false;              // pinned candidates exist: pinning is the job config's
   double margin = 0.05;                // a later candidate must shorten the frame by this share
   double min_work_per_worker_us = 50;  // work a woken worker must get beyond its wake cost
+  // How much a candidate's CPU time per frame counts beside its frame time: a later candidate
+  // must lower frame_ms x cpu_ms^cpu_weight. 1: the energy-delay product (a worker that shortens
+  // the frame by 10% may add 11% of CPU time); 0.5: the energy-delay-squared one, which favours
+  // speed (23%); 0: only the frame time counts. Judged only where both candidates' CPU time was
+  // measured (observe()'s cpu_ms).
+  double cpu_weight = 1.0;
   std::uint32_t explore_every = 8;     // frames between trials of a close neighbour, per frame
                                        // of a trial (so that trials cost the same share)
   // Frames a trial runs, of which only the last is measured: the frames just after the count or
@@ -74,8 +84,10 @@ struct WorkerController {
   // What to run the next frame with.
   WorkerChoice choose();
   // After a frame run with `choice`: its wall time per simulation step, the work it did (every
-  // job's own time) and the measured cost of waking a worker (0: unknown).
-  void observe(const WorkerChoice& choice, double frame_ms, double work_ms, double wake_us = 0);
+  // job's own time), the measured cost of waking a worker and the CPU time every thread of the
+  // process used for the frame, per step (0: unknown).
+  void observe(const WorkerChoice& choice, double frame_ms, double work_ms, double wake_us = 0,
+               double cpu_ms = 0);
   // Forgets every measurement (a scene or mode switch changes what frames cost).
   void reset();
 
@@ -83,6 +95,7 @@ struct WorkerController {
   WorkerChoice current() const { return current_; }
   std::uint32_t cap() const;
   double estimate_ms(const WorkerChoice& choice) const;  // NaN if never measured
+  double estimate_cpu_ms(const WorkerChoice& choice) const;  // NaN if never measured
 
  private:
   int index_of(const WorkerChoice& choice) const;  // -1 if not a candidate
@@ -90,8 +103,14 @@ struct WorkerController {
   int candidate_count() const;
   int allowed_count() const;  // the candidates within the cap
   int best_index() const;
+  // Candidate a's frame_ms x cpu_ms^cpu_weight over b's (1 where a CPU time is unknown).
+  double cost_ratio(int a, int b) const;
+  // Whether candidate `later` shortens the frame enough, over `earlier`, for the CPU it adds.
+  bool worth_its_cpu(int later, int earlier) const;
 
   double ema_[kMaxCandidates] = {};
+  double cpu_ms_[kMaxCandidates] = {};  // a moving average of the CPU per frame; 0: unknown
+  std::uint32_t cpu_samples_[kMaxCandidates] = {};
   bool measured_[kMaxCandidates] = {};
   std::uint32_t samples_[kMaxCandidates] = {};
   std::uint32_t last_frame_[kMaxCandidates] = {};        // frames_ when last measured
