@@ -744,6 +744,7 @@ void Engine::Impl::run_frame(std::uint32_t steps, std::int64_t present_dt_ns, fl
   if (jobs->stage_policy().planned && config.adapt_workers) {
     controller.workers = jobs->participant_count();
     controller.may_unpin = config.pin_workers;
+    controller.cpu_weight = config.worker_cpu_weight;
     choice = controller.choose();
     active = choice.workers;
     jobs->set_active_workers(active);

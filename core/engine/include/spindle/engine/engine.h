@@ -245,6 +245,11 @@ struct EngineConfig {
   // by measuring (core::WorkerController, worker_controller.h); false: every participant,
   // pinned as pin_workers says, every frame.
   bool adapt_workers = true;
+  // Dynamic mode: how much the CPU time a worker costs counts beside the frame time it saves
+  // (core::WorkerController::cpu_weight). 1: a worker is woken only if it lowers frame time x CPU
+  // time (boids at 100 on 2 cores: 17% shorter frames for 42% more CPU, so one worker); 0: the
+  // fastest frame, whatever it costs the machine.
+  double worker_cpu_weight = 1.0;
   // A memory budget (spindle/base/budget.h) the engine books its own data in: the job pool in its
   // arena "jobs", the world in "ecs", the stage graph in "engine" (an arena missing: the caller's
   // current BudgetScope). nullptr: the heap. Takes effect with spindle::heap_guard linked.

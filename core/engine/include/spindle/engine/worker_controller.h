@@ -61,8 +61,8 @@ struct WorkerController {
   // speed (23%); 0: only the frame time counts. Judged only where both candidates' CPU time was
   // measured (observe()'s cpu_ms).
   double cpu_weight = 1.0;
-  std::uint32_t explore_every = 8;     // frames between trials of a close neighbour, per frame
-                                       // of a trial (so that trials cost the same share)
+  std::uint32_t explore_every = 8;  // frames between trials of a close neighbour, per frame
+                                    // of a trial (so that trials cost the same share)
   // Frames a trial runs, of which only the last is measured: the frames just after the count or
   // the pinning changes pay for moving the frame's data between cores' caches. A choice kept is
   // measured from its trial_frames-th frame in a row on. On a 2-core VM (boids 100), one worker
@@ -94,7 +94,7 @@ struct WorkerController {
   // What it has learnt, for reports and tests.
   WorkerChoice current() const { return current_; }
   std::uint32_t cap() const;
-  double estimate_ms(const WorkerChoice& choice) const;  // NaN if never measured
+  double estimate_ms(const WorkerChoice& choice) const;      // NaN if never measured
   double estimate_cpu_ms(const WorkerChoice& choice) const;  // NaN if never measured
 
  private:
