@@ -275,6 +275,24 @@ struct Replays {
       : with(counts), free(counts), bound(counts), critical16(jobs::kMaxTags) {}
 };
 
+// Replays `graph` under its mode's policy on `workers`: with the measured hand-off, with free
+// hand-offs, and the bound max(work / workers, span with the hand-offs).
+report::Prediction replay_on(const jobs::JobGraph& graph, std::uint32_t workers) {
+  jobs::SimConfig sim;
+  sim.policy = jobs::sim_policy(graph.mode);
+  sim.workers = workers;
+  sim.handoff_ns = graph.handoff_ns;
+  report::Prediction p;
+  p.workers = workers;
+  p.frame_ms = static_cast<double>(jobs::simulate(graph, sim).frame_ns) * 1e-6;
+  sim.handoff_ns = 0;
+  p.free_handoff_ms = static_cast<double>(jobs::simulate(graph, sim).frame_ns) * 1e-6;
+  p.bound_ms = std::max(static_cast<double>(graph.work_ns) / std::max<std::uint32_t>(workers, 1),
+                        static_cast<double>(graph.span_handoff_ns)) *
+               1e-6;
+  return p;
+}
+
 // Replays `graph` under its mode's policy on each count: with the measured hand-off, with free
 // hand-offs, and the bound (max(work / count, span of the frame cut for count)).
 void replay(const jobs::JobGraph& graph, std::span<const std::uint32_t> counts, Replays& out) {
@@ -412,6 +430,12 @@ report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mo
   }
   background.pause();
   for (const jobs::JobGraph& graph : kept) replay(graph, counts, replays);
+  // Each kept frame on the workers it had (dynamic mode may have woken fewer than r.workers): the
+  // model check compares these with the frames as measured.
+  for (std::size_t k = 0; k < kept.size(); ++k) {
+    const std::uint32_t active = r.frames[r.replayed[k]].active_workers;
+    r.replayed_own.push_back(replay_on(kept[k], active > 0 ? active : r.workers));
+  }
   for (std::size_t k = 0; k < counts.size() && !kept.empty(); ++k)
     r.predictions.push_back({counts[k], report::quantile(replays.with[k], 0.5),
                              report::quantile(replays.free[k], 0.5),

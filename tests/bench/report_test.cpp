@@ -239,6 +239,46 @@ TEST(ReportWrite, WritesAllFilesWithExpectedContent) {
   fs::remove_all(dir.parent_path());
 }
 
+// Dynamic mode may wake fewer workers than it has (boids at 100 on 2 cores runs on one). The
+// model check compares each replayed frame with its replay on the workers it had, and the bound
+// is on those workers: replayed on 2, a one-worker frame of 72.5 ms looked 50% off, and its
+// efficiency 0.5.
+TEST(ReportWrite, TheModelCheckAndTheBoundUseTheWorkersEachFrameHad) {
+  const fs::path dir = temp_dir("own");
+  sr::Run run = synthetic_run("own");
+  for (sr::Series& s : run.series) {
+    if (s.mode != "dynamic") continue;
+    for (sr::Frame& f : s.frames) {
+      f.active_workers = 1;
+      f.work_ms = f.frame_ms;
+      f.span_ms = f.span_handoff_ms = f.frame_ms * 0.2;
+    }
+    // Frames 1 and 3 replayed on their one worker: 74 ms at 1,000 objects (7.4 at 100); on
+    // two, half that.
+    const double scale = s.objects / 100.0;
+    s.replayed_own = {{1, 7.4 * scale, 7.3 * scale, 7.25 * scale},
+                      {1, 7.4 * scale, 7.3 * scale, 7.25 * scale}};
+    s.predictions = {{1, 7.4 * scale, 7.3 * scale, 7.25 * scale},
+                     {2, 3.7 * scale, 3.6 * scale, 3.6 * scale}};
+  }
+  ASSERT_TRUE(sr::write_report(run, dir.string()).ok());
+  const std::string md = slurp(dir / "report.md");
+  // Measured median of the replayed frames 72.5 (as in WritesAllFilesWithExpectedContent),
+  // predicted 74 on the one worker they had: +2.1%.
+  EXPECT_NE(md.find("| 1000 | dynamic | 2 | 72.500 | 74.000 | 2.1% |"), std::string::npos) << md;
+  // Bound max(work / 1, span) = the frame: efficiency 1, not 0.5.
+  EXPECT_NE(md.find("| 1000 | dynamic | 2 | 1.00 | 72.500 | 72.500 | 14.500 | 72.500 | 1.00 |"),
+            std::string::npos)
+      << md;
+  const nlohmann::json j = nlohmann::json::parse(slurp(dir / "run.json"));
+  for (const auto& s : j["series"]) {
+    if (s["mode"] != "dynamic") continue;
+    ASSERT_EQ(s["replayed_own"].size(), 2u);
+    EXPECT_EQ(s["replayed_own"][0]["workers"], 1);
+  }
+  fs::remove_all(dir);
+}
+
 TEST(ReportWrite, EscapesHostileSceneNames) {
   const fs::path dir = temp_dir("hostile");
   const std::string name = "<script>alert(\"x\")</script> & 'co' | pipe";

@@ -341,6 +341,17 @@ TEST(LoadTestRun, TinyRunWritesACompleteReport) {
       if (s["mode"] == "dynamic" && f.contains("decisions") && !f["decisions"].empty())
         saw_decisions = true;
     }
+    // Each replayed frame is also replayed on the workers it had (dynamic mode may wake fewer).
+    const auto& replayed = s["replayed_frames"];
+    ASSERT_FALSE(replayed.empty());
+    ASSERT_EQ(s["replayed_own"].size(), replayed.size());
+    for (std::size_t k = 0; k < replayed.size(); ++k) {
+      const auto& f = s["frames"][replayed[k].get<std::size_t>()];
+      const std::uint32_t active = f["active_workers"].get<std::uint32_t>();
+      EXPECT_EQ(s["replayed_own"][k]["workers"].get<std::uint32_t>(),
+                active > 0 ? active : s["workers"].get<std::uint32_t>());
+      EXPECT_GT(s["replayed_own"][k]["frame_ms"].get<double>(), 0.0);
+    }
   }
   if (std::find(modes.begin(), modes.end(), "dynamic") != modes.end()) {
     EXPECT_TRUE(saw_decisions);

@@ -27,16 +27,18 @@ struct Group {
   std::vector<double> count_median, count_min, count_max;
   std::uint64_t job_overflows = 0;  // summed over every frame of every repeat
   // Medians over every frame with a recorded job graph (NaN without one): work, span, the bound
-  // max(work / workers, span with hand-offs), efficiency (bound / frame time), hand-off (us).
+  // max(work / workers, span with hand-offs) on the workers the frame had (Frame::active_workers),
+  // efficiency (bound / frame time), hand-off (us).
   double work_ms = NAN, span_ms = NAN, bound_ms = NAN, efficiency = NAN, handoff_us = NAN;
   double cpu_ms = NAN;  // median CPU time of the process per frame
   double active = NAN;  // mean workers the frames could use (dynamic: the ones woken)
   // The simulator's replay of this group's frames (medians over its repeats), by worker count.
   std::vector<Prediction> predictions;
-  // At the group's own worker count (NaN without replays): with the measured hand-off, and free;
-  // and the measured median of the very frames that were replayed.
+  // On the workers each replayed frame had (Series::replayed_own; runs without it: the group's
+  // own worker count), NaN without replays: with the measured hand-off, and free; and the
+  // measured median of the very frames that were replayed.
   double predicted_ms = NAN, predicted_free_ms = NAN, replayed_ms = NAN;
-  // max(work / workers, span): the bound with hand-offs free.
+  // max(work / workers, span): the bound with hand-offs free, on the workers each frame had.
   double bound_free_ms = NAN;
 };
 

@@ -155,12 +155,18 @@ Model build_model(const Run& run) {
       std::vector<double> with, free, bound;
     };
     std::map<std::uint32_t, Replayed> predicted;
-    const double w = std::max<std::uint32_t>(g.workers, 1);
+    Replayed own;
     for (const Series* se : g.series) {
       for (const Frame& f : se->frames) {
         if (f.cpu_ms > 0) cpu.push_back(f.cpu_ms);
         if (f.active_workers > 0) active_sum += f.active_workers, active_frames += 1;
         if (!(f.span_ms > 0) || !(f.frame_ms > 0)) continue;
+        // The bound on the workers the frame had: dynamic mode may leave some asleep (the
+        // speedup and "workers woken" show that choice; the bound and efficiency show what the
+        // frame lost with the workers it woke).
+        const double w = f.active_workers > 0
+                             ? std::min(f.active_workers, std::max<std::uint32_t>(g.workers, 1))
+                             : std::max<std::uint32_t>(g.workers, 1);
         const double b = std::max(f.work_ms / w, f.span_handoff_ms);
         work.push_back(f.work_ms);
         span.push_back(f.span_ms);
@@ -171,6 +177,10 @@ Model build_model(const Run& run) {
       }
       for (std::uint32_t i : se->replayed)
         if (i < se->frames.size()) replayed.push_back(se->frames[i].frame_ms);
+      for (const Prediction& p : se->replayed_own) {
+        own.with.push_back(p.frame_ms);
+        own.free.push_back(p.free_handoff_ms);
+      }
       for (const Prediction& p : se->predictions) {
         predicted[p.workers].with.push_back(p.frame_ms);
         predicted[p.workers].free.push_back(p.free_handoff_ms);
@@ -194,6 +204,12 @@ Model build_model(const Run& run) {
         g.predicted_ms = p.frame_ms;
         g.predicted_free_ms = p.free_handoff_ms;
       }
+    }
+    // The replays on the workers each frame had, where the run has them (else the series' own
+    // count, as runs without replayed_own were made).
+    if (!own.with.empty()) {
+      g.predicted_ms = quantile(own.with, 0.5);
+      g.predicted_free_ms = quantile(own.free, 0.5);
     }
   }
   for (Scene& sc : m.scenes) {
@@ -327,8 +343,9 @@ const char* const kHowToReadLimit =
     "for whom, each job's own time). Work is every job's own time plus the frame thread's code "
     "outside jobs: what one thread would have to do alone. Span is the longest chain of work that "
     "depends on itself, with as many threads as could help. Bound is the best any scheduler could "
-    "do on this many threads: max(work / threads, span with the measured hand-off paid on every "
-    "job another thread picks up); efficiency is bound / median frame time (1 = no time lost). CPU "
+    "do on the threads the frame had (in dynamic mode, those it woke): max(work / threads, span "
+    "with the measured hand-off paid on every job another thread picks up); efficiency is bound / "
+    "median frame time (1 = no time lost). CPU "
     "is what the process used per frame, every thread, spinning included: beside the frame time "
     "it shows what a mode costs the rest of the machine. Workers woken: the mean number of "
     "participants the frames could use (dynamic mode wakes only those that shorten the frame). The "
@@ -611,8 +628,15 @@ json to_json(const Run& run, const detail::Model& m) {
                              {"frame_ms", p.frame_ms},
                              {"free_handoff_ms", p.free_handoff_ms},
                              {"bound_ms", p.bound_ms}});
+    json own = json::array();
+    for (const Prediction& p : se.replayed_own)
+      own.push_back({{"workers", p.workers},
+                     {"frame_ms", p.frame_ms},
+                     {"free_handoff_ms", p.free_handoff_ms},
+                     {"bound_ms", p.bound_ms}});
     series.push_back({{"scene", se.scene},
                       {"predictions", std::move(predictions)},
+                      {"replayed_own", std::move(own)},
                       {"replayed_frames", se.replayed},
                       {"critical16_ms", std::move(critical)},
                       {"mode", se.mode},

@@ -102,6 +102,10 @@ struct Series {
   // which frames (indices into `frames`) were replayed.
   std::vector<Prediction> predictions;
   std::vector<std::uint32_t> replayed;
+  // Each of those frames replayed on the workers it ran with (Frame::active_workers: dynamic mode
+  // may wake fewer than `workers`; the series' own count where not known), in the order of
+  // `replayed`: what the report's model check compares with the measured frames.
+  std::vector<Prediction> replayed_own;
   // The span of those frames cut for 16 workers, by what is on it: own time per stage name
   // (medians over the frames; "outside stages" for the frame's own code and untagged jobs).
   std::vector<std::pair<std::string, double>> critical16_ms;
