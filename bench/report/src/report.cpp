@@ -622,21 +622,18 @@ json to_json(const Run& run, const detail::Model& m) {
     }
     json critical = json::object();
     for (const auto& [name, ms] : se.critical16_ms) critical[name] = ms;
-    json predictions = json::array();
-    for (const Prediction& p : se.predictions)
-      predictions.push_back({{"workers", p.workers},
-                             {"frame_ms", p.frame_ms},
-                             {"free_handoff_ms", p.free_handoff_ms},
-                             {"bound_ms", p.bound_ms}});
-    json own = json::array();
-    for (const Prediction& p : se.replayed_own)
-      own.push_back({{"workers", p.workers},
-                     {"frame_ms", p.frame_ms},
-                     {"free_handoff_ms", p.free_handoff_ms},
-                     {"bound_ms", p.bound_ms}});
+    const auto replays = [](const std::vector<Prediction>& list) {
+      json out = json::array();
+      for (const Prediction& p : list)
+        out.push_back({{"workers", p.workers},
+                       {"frame_ms", p.frame_ms},
+                       {"free_handoff_ms", p.free_handoff_ms},
+                       {"bound_ms", p.bound_ms}});
+      return out;
+    };
     series.push_back({{"scene", se.scene},
-                      {"predictions", std::move(predictions)},
-                      {"replayed_own", std::move(own)},
+                      {"predictions", replays(se.predictions)},
+                      {"replayed_own", replays(se.replayed_own)},
                       {"replayed_frames", se.replayed},
                       {"critical16_ms", std::move(critical)},
                       {"mode", se.mode},
