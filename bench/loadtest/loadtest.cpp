@@ -63,6 +63,7 @@ struct Options {
   std::string out = "out/loadtest";
   std::uint32_t trace_frames = 8;
   bool pin = true;
+  double cpu_weight = 1.0;    // --cpu-weight: EngineConfig::worker_cpu_weight
   std::uint32_t width = 640;  // the rendered image
   std::uint32_t height = 360;
   std::string screenshot_dir;  // --screenshot: one PNG per scene and count
@@ -146,6 +147,23 @@ CLI::Validator integer_in(T min, T max, T shown_max) {
       "");
 }
 
+// A finite decimal number in [min, max] ("0.5", "2"; not "nan", "1e9" or "0x1").
+CLI::Validator number_in(double min, double max, const std::string& shown) {
+  const std::string expected = "expected a number from " + shown;
+  return CLI::Validator(
+      [min, max, expected](std::string& text) {
+        if (std::string flag = flag_instead_of_value(text); !flag.empty()) return flag;
+        double value = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, ec] = std::from_chars(text.data(), end, value, std::chars_format::fixed);
+        if (text.empty() || ec != std::errc() || stop != end || !std::isfinite(value) ||
+            value < min || value > max)
+          return expected + ", got '" + text + "'";
+        return std::string();
+      },
+      "");
+}
+
 template <class T>
 CLI::Validator integer_in(T min, T max) {
   return integer_in(min, max, max);
@@ -223,6 +241,7 @@ core::EngineConfig engine_config(const SceneDef& scene, const Options& o, jobs::
   c.mode = mode;
   c.workers = mode == jobs::Mode::Single ? 1 : o.workers;
   c.pin_workers = o.pin;
+  c.worker_cpu_weight = o.cpu_weight;
   c.entity_capacity = scene.capacity ? scene.capacity(objects) : objects + 1024;
   c.profile = profile;
   c.record_job_graph = o.graph && !profile;
@@ -629,6 +648,12 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
                "check the command line, print the series it asks for and stop: nothing runs and "
                "nothing is written");
   app.add_flag("!--no-pin", o.pin, "do not pin worker threads to cores");
+  app.add_option("--cpu-weight", o.cpu_weight,
+                 "dynamic mode: how much a worker's CPU time counts beside the frame time it "
+                 "saves (EngineConfig::worker_cpu_weight): 1 wakes a worker only if it lowers "
+                 "frame time x CPU time, 0 for the fastest frame whatever it costs (default 1)")
+      ->check(number_in(0.0, 4.0, "0 to 4"))
+      ->type_name("W in [0, 4]");
   app.add_flag("!--no-graph", o.graph,
                "do not record the measured frames' job graphs (no span, bound or predicted "
                "scaling in the report; recording costs a few ns per job)");
@@ -855,6 +880,7 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   report::Run run;
   run.machine = machine_facts(argc, argv);
   run.background = o.background.label();
+  run.cpu_weight = o.cpu_weight;
   run.seed = o.seed;
   run.frames = o.frames;
   run.warmup = o.warmup;

@@ -141,6 +141,29 @@ TEST(LoadTestCli, NumericFlagsSayWhatTheyExpect) {
   EXPECT_FALSE(std::filesystem::exists(out)) << "refused before anything was written";
 }
 
+// --cpu-weight takes a finite decimal number from 0 to 4; anything else is refused with the flag's
+// name and what it expects, before anything runs.
+TEST(LoadTestCli, CpuWeightTakesAFiniteNumberInItsRange) {
+  const std::string out = temp_dir("weight").string();
+  for (const std::string value : {"-1", "4.5", "abc", "nan", "inf", "1e9", "0x1", "1.5x", ""}) {
+    const Result r = run({"--scene", "boids", "--cpu-weight", value, "--out", out});
+    EXPECT_EQ(r.code, 2) << value << ": " << r.err;
+    EXPECT_NE(r.err.find("--cpu-weight: expected a number from 0 to 4, got '" + value + "'"),
+              std::string::npos)
+        << r.err;
+  }
+  const Result flag = run({"--scene", "boids", "--cpu-weight", "--out", out});
+  EXPECT_EQ(flag.code, 2);
+  EXPECT_NE(flag.err.find("--cpu-weight: expected a value, got the flag '--out'"),
+            std::string::npos)
+      << flag.err;
+  EXPECT_FALSE(std::filesystem::exists(out)) << "refused before anything was written";
+  for (const std::string value : {"0", "0.5", "1", "4"}) {
+    const Result r = run({"--scene", "boids", "--cpu-weight", value, "--dry-run", "--out", out});
+    EXPECT_EQ(r.code, 0) << value << ": " << r.err;
+  }
+}
+
 // The values a numeric flag takes are taken whole: the top of the seed's range is not wrapped.
 TEST(LoadTestCli, LargestSeedIsKept) {
   const auto dir = temp_dir("seed");
@@ -316,9 +339,27 @@ TEST(LoadTestRun, TinyRunWritesACompleteReport) {
   }
   std::string mode_list;
   for (const auto& m : modes) mode_list += (mode_list.empty() ? "" : ",") + m;
-  const Result r = run({"--scene", "boids,imbalanced", "--objects", "10,300", "--modes", mode_list,
-                        "--workers", "2", "--frames", "6", "--warmup", "3", "--repeats", "2",
-                        "--trace-frames", "3", "--no-pin", "--out", dir.string()});
+  const Result r = run({"--scene",
+                        "boids,imbalanced",
+                        "--objects",
+                        "10,300",
+                        "--modes",
+                        mode_list,
+                        "--workers",
+                        "2",
+                        "--frames",
+                        "6",
+                        "--warmup",
+                        "3",
+                        "--repeats",
+                        "2",
+                        "--trace-frames",
+                        "3",
+                        "--no-pin",
+                        "--cpu-weight",
+                        "0.5",
+                        "--out",
+                        dir.string()});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("every mode ended with the same world hash"), std::string::npos);
   EXPECT_NE(r.out.find("report.html"), std::string::npos);
@@ -327,6 +368,7 @@ TEST(LoadTestRun, TinyRunWritesACompleteReport) {
   // Raw data: every series with every measured frame and its stage timings.
   const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
   ASSERT_EQ(run_json["series"].size(), groups * 2);
+  EXPECT_EQ(run_json["settings"]["cpu_weight"].get<double>(), 0.5);
   bool saw_decisions = false;
   for (const auto& s : run_json["series"]) {
     EXPECT_EQ(s["frames"].size(), 6u);
@@ -387,6 +429,7 @@ TEST(LoadTestRun, TinyRunWritesACompleteReport) {
   const std::string md = slurp(dir / "report.md");
   EXPECT_NE(md.find("boids"), std::string::npos);
   EXPECT_NE(md.find("ended with the same world state hash"), std::string::npos);
+  EXPECT_NE(md.find("- dynamic mode's weight on a worker's CPU time: 0.50"), std::string::npos);
 
   // Trace: job zones named after the stages, frames, and the allocator's counters.
   const nlohmann::json trace = nlohmann::json::parse(slurp(dir / "trace.json"));

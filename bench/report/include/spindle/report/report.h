@@ -140,6 +140,8 @@ struct Run {
   std::uint32_t frames = 0, warmup = 0, repeats = 0;
   // Load from other programs beside the measured frames ("none", "2:steady", "1:bursty").
   std::string background = "none";
+  // Dynamic mode's weight on a worker's CPU time (EngineConfig::worker_cpu_weight).
+  double cpu_weight = 1.0;
   // Scene parameters of this run ("crowd.joints" -> 50), shown with the settings.
   std::vector<std::pair<std::string, std::int64_t>> parameters;
   std::vector<Series> series;
