@@ -319,12 +319,9 @@ void replay(const jobs::JobGraph& graph, std::span<const std::uint32_t> counts, 
   sim.policy = jobs::sim_policy(graph.mode);
   const double work = static_cast<double>(graph.work_ns);
   for (std::size_t i = 0; i < counts.size(); ++i) {
-    sim.workers = counts[i];
-    sim.cut_workers = 0;
-    sim.handoff_ns = graph.handoff_ns;
-    out.with[i].push_back(static_cast<double>(jobs::simulate(graph, sim).frame_ns) * 1e-6);
-    sim.handoff_ns = 0;
-    out.free[i].push_back(static_cast<double>(jobs::simulate(graph, sim).frame_ns) * 1e-6);
+    const report::Prediction on = replay_on(graph, counts[i]);
+    out.with[i].push_back(on.frame_ms);
+    out.free[i].push_back(on.free_handoff_ms);
     sim.workers = 0;  // unbounded: the span
     sim.cut_workers = counts[i];
     sim.handoff_ns = graph.handoff_ns;

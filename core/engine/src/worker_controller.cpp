@@ -64,8 +64,10 @@ double WorkerController::cost_ratio(int a, int b) const {
   return ema_[a] / ema_[b] * std::pow(cpu_ms_[a] / cpu_ms_[b], cpu_weight);
 }
 
-bool WorkerController::worth_its_cpu(int later, int earlier) const {
-  return cost_ratio(later, earlier) <= 1.0;
+double WorkerController::alpha_for(bool in_use, std::uint32_t samples, bool stale) const {
+  if (stale) return 1.0;  // long unmeasured: start again from this one
+  const double alpha = in_use ? ema_alpha : trial_alpha;
+  return samples < 10 ? std::max(alpha, 1.0 / (samples + 1)) : alpha;  // the first: a plain mean
 }
 
 int WorkerController::best_index() const {
@@ -75,7 +77,7 @@ int WorkerController::best_index() const {
     if (!measured_[i]) continue;
     // A later candidate only when it shortens the frame by more than the margin, and by enough
     // for the CPU time it adds.
-    if (best < 0 || (ema_[i] < ema_[best] * (1.0 - margin) && worth_its_cpu(i, best))) best = i;
+    if (best < 0 || (ema_[i] < ema_[best] * (1.0 - margin) && cost_ratio(i, best) <= 1.0)) best = i;
   }
   if (best >= 0) return best;
   // Nothing measured yet: every worker worth waking, pinned when pinning is an option.
@@ -155,6 +157,8 @@ void WorkerController::observe(const WorkerChoice& choice, double frame_ms, doub
   observed_ = true;
   if (run_ < trial_frames || !(frame_ms > 0) || !std::isfinite(frame_ms)) return;
   if (frames_ <= settle_frames) return;
+  const bool in_use = i == best_index();  // measured every frame, or a trial now and then
+  const bool stale = frames_ - last_frame_[i] > stale_frames;
   if (samples_[i] < kLearnSamples) {
     // Learning: frame times only ever gain from noise (a hitch, another program), so the
     // estimate is the fastest so far, then the median of the first kLearnSamples: one slow frame
@@ -165,16 +169,12 @@ void WorkerController::observe(const WorkerChoice& choice, double frame_ms, doub
     std::sort(learnt, learnt + n);
     ema_[i] = n < kLearnSamples ? learnt[0] : learnt[n / 2];
   } else {
-    double alpha = i == best_index() ? ema_alpha : trial_alpha;
-    // The first few: a plain mean. Long unmeasured: start again from this one.
-    if (samples_[i] < 10) alpha = std::max(alpha, 1.0 / (samples_[i] + 1));
-    const bool stale = frames_ - last_frame_[i] > stale_frames;
-    if (stale) alpha = 1.0;
+    const double alpha = alpha_for(in_use, samples_[i], stale);
     // The choice in use, measured every frame, adds the median of its last three frames: one
     // slow frame (a hitch, another program's burst) moves its average not at all, two in a row
     // do. A trial's one measured frame goes in as it is.
     double typical = frame_ms;
-    if (i == best_index()) {
+    if (in_use) {
       double* recent = recent_ms_[i];
       if (stale || frames_ - last_frame_[i] > 1) recent_count_[i] = 0;
       const std::uint32_t n = recent_count_[i];
@@ -188,11 +188,9 @@ void WorkerController::observe(const WorkerChoice& choice, double frame_ms, doub
     ema_[i] = alpha * typical + (1.0 - alpha) * ema_[i];
   }
   // CPU time hardly gains from a hitch (a thread waiting for a core uses none): a plain moving
-  // average, a mean over the first ten, restarted when long unmeasured like the frame's.
+  // average, with the frame's rules for the first samples and a long-unmeasured candidate.
   if (cpu_ms > 0 && std::isfinite(cpu_ms)) {
-    double alpha = i == best_index() ? ema_alpha : trial_alpha;
-    if (cpu_samples_[i] < 10) alpha = std::max(alpha, 1.0 / (cpu_samples_[i] + 1));
-    if (frames_ - last_frame_[i] > stale_frames) alpha = 1.0;
+    const double alpha = alpha_for(in_use, cpu_samples_[i], stale);
     cpu_ms_[i] = alpha * cpu_ms + (1.0 - alpha) * cpu_ms_[i];
     ++cpu_samples_[i];
   }

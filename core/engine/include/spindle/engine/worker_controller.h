@@ -105,8 +105,8 @@ struct WorkerController {
   int best_index() const;
   // Candidate a's frame_ms x cpu_ms^cpu_weight over b's (1 where a CPU time is unknown).
   double cost_ratio(int a, int b) const;
-  // Whether candidate `later` shortens the frame enough, over `earlier`, for the CPU it adds.
-  bool worth_its_cpu(int later, int earlier) const;
+  // The weight of a new measurement in a candidate's moving average.
+  double alpha_for(bool in_use, std::uint32_t samples, bool stale) const;
 
   double ema_[kMaxCandidates] = {};
   double cpu_ms_[kMaxCandidates] = {};  // a moving average of the CPU per frame; 0: unknown
