@@ -284,6 +284,12 @@ void record_frame(core::Engine& engine, report::Frame& f) {
 constexpr std::uint32_t kPredictedWorkers[] = {1, 2, 4, 8, 16, 32, 64};
 // Recorded frames replayed per series, spread over its measured frames.
 constexpr std::uint32_t kReplayedFrames = 7;
+// For each count above the series' workers, frames recorded after the measured ones with the
+// renderer's passes cut for that count (Renderer::plan_for()), after one that settles the new cut
+// (its tile times are those of the old tiles). Replays of the measured frames cannot cut the
+// tiles smaller, or into the batches more workers would get: a 2-worker recording of crowd at
+// 1,000 had 128-pixel tiles and 8 batches where 16 workers have 64-pixel tiles and 64 batches.
+constexpr std::uint32_t kPlannedFrames = 3;
 
 // Replays of one recorded frame on each worker count, by the index of the counts, and what is on
 // the span of the frame cut for 16 workers, by job tag.
@@ -314,11 +320,14 @@ report::Prediction replay_on(const jobs::JobGraph& graph, std::uint32_t workers)
 
 // Replays `graph` under its mode's policy on each count: with the measured hand-off, with free
 // hand-offs, and the bound (max(work / count, span of the frame cut for count)).
-void replay(const jobs::JobGraph& graph, std::span<const std::uint32_t> counts, Replays& out) {
+// `only`: the index of the one count to replay on (counts.size(): every count).
+void replay(const jobs::JobGraph& graph, std::span<const std::uint32_t> counts, Replays& out,
+            std::size_t only) {
   jobs::SimConfig sim;
   sim.policy = jobs::sim_policy(graph.mode);
   const double work = static_cast<double>(graph.work_ns);
   for (std::size_t i = 0; i < counts.size(); ++i) {
+    if (only < counts.size() && i != only) continue;
     const report::Prediction on = replay_on(graph, counts[i]);
     out.with[i].push_back(on.frame_ms);
     out.free[i].push_back(on.free_handoff_ms);
@@ -343,7 +352,7 @@ SceneParams scene_setup_params(const Options& o, const SceneDef& scene, std::uin
 }
 
 // The scene's rendered image of the last frame, if it renders (nullptr otherwise).
-const render::Renderer* scene_renderer(core::Engine& engine) {
+render::Renderer* scene_renderer(core::Engine& engine) {
   const SceneRendering* r = engine.world().resource<SceneRendering>();
   return r != nullptr && r->drawn ? r->renderer : nullptr;
 }
@@ -445,30 +454,11 @@ report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mo
     }
   }
   background.pause();
-  for (const jobs::JobGraph& graph : kept) replay(graph, counts, replays);
   // Each kept frame on the workers it had (dynamic mode may have woken fewer than r.workers): the
   // model check compares these with the frames as measured.
   for (std::size_t k = 0; k < kept.size(); ++k) {
     const std::uint32_t active = r.frames[r.replayed[k]].active_workers;
     r.replayed_own.push_back(replay_on(kept[k], active > 0 ? active : r.workers));
-  }
-  for (std::size_t k = 0; k < counts.size() && !kept.empty(); ++k)
-    r.predictions.push_back({counts[k], report::quantile(replays.with[k], 0.5),
-                             report::quantile(replays.free[k], 0.5),
-                             report::quantile(replays.bound[k], 0.5)});
-  std::sort(r.predictions.begin(), r.predictions.end(),
-            [](const report::Prediction& a, const report::Prediction& b) {
-              return a.workers < b.workers;
-            });
-  // Stage i books its jobs under tag i + 1; tag 0 is the frame's own code and untagged jobs.
-  for (std::size_t t = 0; t < replays.critical16.size(); ++t) {
-    if (replays.critical16[t].empty()) continue;
-    const double ms = report::quantile(replays.critical16[t], 0.5);
-    if (!(ms > 0)) continue;
-    const std::string name =
-        t == 0 ? "outside stages"
-               : (t - 1 < r.stage_names.size() ? r.stage_names[t - 1] : "tag " + std::to_string(t));
-    r.critical16_ms.emplace_back(name, ms);
   }
   r.world_hash = engine.world().state_hash();
   // The mixed audio joins the world's hash: the determinism check covers every sample too.
@@ -488,6 +478,49 @@ report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mo
       write_strip(engine, *renderer, strip);
       r.strip = strip;
     }
+  }
+  // The predictions (after every hash and the strip: the planned frames move the world on too).
+  // On counts above the series' own, a renderer's frames are replayed as cut for that count
+  // (kPlannedFrames), beside the same background as the measured ones.
+  std::vector<std::uint32_t> planned(counts.size(), 0);
+  render::Renderer* renderer = scene_renderer(engine);
+  if (renderer != nullptr && !kept.empty() && engine.mode() != jobs::Mode::Single) {
+    background.resume();
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+      if (counts[k] <= r.workers) continue;
+      renderer->plan_for(counts[k]);
+      engine.step();  // settles the new cut
+      for (std::uint32_t f = 0; f < kPlannedFrames; ++f) {
+        engine.step();
+        const jobs::JobGraph* graph = engine.last_job_graph();
+        if (graph == nullptr || !graph->complete) continue;
+        replay(*graph, counts, replays, k);
+        ++planned[k];
+      }
+    }
+    renderer->plan_for(0);
+    background.pause();
+  }
+  for (const jobs::JobGraph& graph : kept)
+    for (std::size_t k = 0; k < counts.size(); ++k)
+      if (planned[k] == 0) replay(graph, counts, replays, k);
+  for (std::size_t k = 0; k < counts.size() && !kept.empty(); ++k)
+    r.predictions.push_back({counts[k], report::quantile(replays.with[k], 0.5),
+                             report::quantile(replays.free[k], 0.5),
+                             report::quantile(replays.bound[k], 0.5), planned[k]});
+  std::sort(r.predictions.begin(), r.predictions.end(),
+            [](const report::Prediction& a, const report::Prediction& b) {
+              return a.workers < b.workers;
+            });
+  // Stage i books its jobs under tag i + 1; tag 0 is the frame's own code and untagged jobs.
+  for (std::size_t t = 0; t < replays.critical16.size(); ++t) {
+    if (replays.critical16[t].empty()) continue;
+    const double ms = report::quantile(replays.critical16[t], 0.5);
+    if (!(ms > 0)) continue;
+    const std::string name =
+        t == 0 ? "outside stages"
+               : (t - 1 < r.stage_names.size() ? r.stage_names[t - 1] : "tag " + std::to_string(t));
+    r.critical16_ms.emplace_back(name, ms);
   }
   return r;
 }

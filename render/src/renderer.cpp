@@ -49,8 +49,10 @@ static_assert((kTile / kStripsPerTile) % raster::kDepthBlock == 0);
 // The threads the renderer cuts its passes for: in dynamic mode those the frame may wake
 // (JobSystem::active_workers()), not every participant. One active worker runs the chunks one
 // after another, so the passes are cut as for single mode: each further batch of the geometry
-// pass is one more list every tile's raster job walks.
-std::uint32_t split_workers(const jobs::JobSystem& jobs) {
+// pass is one more list every tile's raster job walks. `planned`: Renderer::plan_for()'s count
+// (0: none).
+std::uint32_t split_workers(const jobs::JobSystem& jobs, std::uint32_t planned) {
+  if (planned > 0) return planned;
   return std::max<std::uint32_t>(1, std::min(jobs.worker_count(), jobs.active_workers()));
 }
 
@@ -342,7 +344,8 @@ void transform_and_light(std::span<const Vertex> in, const VertexOverride* over,
 struct Renderer::Impl {
   RendererConfig config;
   raster::Viewport viewport;
-  int tile = kTile;  // kTile or kBigTile (choose_tile())
+  int tile = kTile;                   // kTile or kBigTile (choose_tile())
+  std::uint32_t planned_workers = 0;  // plan_for()
   int strip_rows = kTile / kStripsPerTile;
   int tiles_x = 0;
   int tiles_y = 0;
@@ -887,10 +890,10 @@ struct Renderer::Impl {
     // memory: serially, 200,000 of them were the longest serial stretch of the frame.
     std::uint64_t* prefix = draw_triangles.data();
     prefix[0] = 0;
-    const std::uint32_t scan_chunks = static_cast<std::uint32_t>(
-        std::clamp<std::size_t>(n / 2048, 1,
-                                std::min<std::size_t>({scan_sums.size(), chunk_points.size(),
-                                                       4 * std::size_t{split_workers(jobs)}})));
+    const std::uint32_t scan_chunks = static_cast<std::uint32_t>(std::clamp<std::size_t>(
+        n / 2048, 1,
+        std::min<std::size_t>({scan_sums.size(), chunk_points.size(),
+                               4 * std::size_t{split_workers(jobs, planned_workers)}})));
     // Each draw's level of detail is decided here too, and a point made: it counts as one
     // triangle.
     core::for_each_chunk(jobs, scan_chunks, {"render_geometry", tag}, [&](std::uint32_t c) {
@@ -928,8 +931,8 @@ struct Renderer::Impl {
       for (std::size_t k = r.begin; k < r.end; ++k) prefix[k + 1] += offset;
     });
     const std::uint64_t total = prefix[n];
-    std::uint32_t count =
-        std::clamp<std::uint32_t>(std::max(chunks, 4 * split_workers(jobs)), 1, config.max_batches);
+    std::uint32_t count = std::clamp<std::uint32_t>(
+        std::max(chunks, 4 * split_workers(jobs, planned_workers)), 1, config.max_batches);
     count = static_cast<std::uint32_t>(
         std::min<std::uint64_t>(count, std::max<std::uint64_t>(total / 256, 1)));
     batch_count = count;
@@ -1049,7 +1052,7 @@ struct Renderer::Impl {
     const auto cost = [&](std::uint32_t item) {
       return tile_cost(item >> 8) / tile_items[item >> 8];
     };
-    const std::uint32_t lanes = std::min(split_workers(jobs), kMaxLanes);
+    const std::uint32_t lanes = std::min(split_workers(jobs, planned_workers), kMaxLanes);
     {
       // Each tile counts one more than its cost, so that empty tiles are shared out too.
       const auto tiles = static_cast<std::uint32_t>(tile_count);
@@ -1404,7 +1407,7 @@ void Renderer::prepare(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_
 
 void Renderer::geometry(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t tag) {
   Impl& m = *impl_;
-  m.choose_tile(split_workers(jobs));
+  m.choose_tile(split_workers(jobs, m.planned_workers));
   const std::size_t n = m.prep.draw_list().size();
   Stats& s = m.stats;
   s.batches = 0;
@@ -1493,8 +1496,16 @@ void Renderer::raster(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t
   m.debug.clear();
 }
 
+void Renderer::plan_for(std::uint32_t workers) {
+  impl_->planned_workers = workers;
+}
+
+std::uint32_t Renderer::planned_workers() const {
+  return impl_->planned_workers;
+}
+
 void Renderer::render(jobs::JobSystem& jobs, std::uint16_t tag) {
-  const std::uint32_t chunks = 4 * split_workers(jobs);
+  const std::uint32_t chunks = 4 * split_workers(jobs, impl_->planned_workers);
   prepare(jobs, chunks, tag);
   geometry(jobs, chunks, tag);
   raster(jobs, chunks, tag);

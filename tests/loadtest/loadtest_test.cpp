@@ -394,6 +394,16 @@ TEST(LoadTestRun, TinyRunWritesACompleteReport) {
                 active > 0 ? active : s["workers"].get<std::uint32_t>());
       EXPECT_GT(s["replayed_own"][k]["frame_ms"].get<double>(), 0.0);
     }
+    // Predictions above the series' workers replay frames recorded with the renderer's passes cut
+    // for that count (3 of them, after the measured frames); the others replay measured frames.
+    const std::uint32_t workers = s["workers"].get<std::uint32_t>();
+    ASSERT_EQ(s["predictions"].size(), 7u);
+    for (const auto& p : s["predictions"]) {
+      const bool above = s["mode"] != "single" && p["workers"].get<std::uint32_t>() > workers;
+      EXPECT_EQ(p.value("planned_frames", 0u), above ? 3u : 0u)
+          << s["scene"] << " " << s["mode"] << " on " << p["workers"];
+      EXPECT_GT(p["frame_ms"].get<double>(), 0.0);
+    }
   }
   if (std::find(modes.begin(), modes.end(), "dynamic") != modes.end()) {
     EXPECT_TRUE(saw_decisions);

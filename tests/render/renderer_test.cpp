@@ -476,6 +476,35 @@ TEST(Renderer, OneActiveWorkerCutsThePassesAsSingleModeDoes) {
   EXPECT_GT(two_awake.batches, one_awake.batches);
 }
 
+// plan_for() cuts the passes as for that many workers whatever the job system has (the load
+// test records frames so, to replay them on more cores than it has): one participant planned
+// for 16 gets 16 workers' small tiles and batches, and the same image; plan_for(0) goes back.
+// Single mode, so that it also runs in the build without threads.
+TEST(Renderer, PlanForCutsThePassesAsForThatManyWorkers) {
+  jobs::JobSystem js(job_config(jobs::Mode::Single, 1));
+  Renderer r({.width = 512, .height = 256});
+  const test::SceneIds ids = test::build_scene(r);
+  const auto frame = [&](std::uint32_t seed) {
+    submit_crowded(r, ids, 300, 200, seed, {1.6f, 0.9f});
+    r.render(js);
+    return r.image_hash();
+  };
+  EXPECT_EQ(r.planned_workers(), 0u);
+  const std::uint64_t alone = frame(11);
+  const Renderer::Stats one = r.stats();
+  r.plan_for(16);
+  EXPECT_EQ(r.planned_workers(), 16u);
+  EXPECT_EQ(frame(11), alone) << "the image does not depend on the cut";
+  const Renderer::Stats planned = r.stats();
+  EXPECT_EQ(one.tiles, 8u) << "one worker: 128-pixel tiles";
+  EXPECT_EQ(planned.tiles, 32u) << "16 workers: 64-pixel tiles (8 big ones are too few)";
+  EXPECT_GT(planned.batches, one.batches) << "4 batches per planned worker where triangles allow";
+  r.plan_for(0);
+  EXPECT_EQ(frame(11), alone);
+  EXPECT_EQ(r.stats().tiles, one.tiles);
+  EXPECT_EQ(r.stats().batches, one.batches);
+}
+
 // Each participant draws a band of the tiles, then helps with the others'. A participant that
 // never comes (here worker 1, busy with a long job of the game's the whole frame) leaves its band
 // to the others: every tile is drawn once all the same, and the image is single mode's.

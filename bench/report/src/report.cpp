@@ -356,7 +356,10 @@ const char* const kHowToReadLimit =
     "replay: the OS taking a thread away, noise). Jobs slower than alone: the work's growth over "
     "single mode's, per thread (memory-bound jobs slow each other down; it is inside the bound "
     "already). Predicted scaling replays the frames on 1 to 64 threads: ranges that only compute "
-    "are cut again for each count, as the engine's callers scale their splits.";
+    "are cut again for each count, as the engine's callers scale their splits; for more threads "
+    "than the run had, the frames replayed are a few recorded after the measured ones with the "
+    "renderer's passes cut for that count (its tile size and batches, which a replay cannot cut "
+    "again).";
 
 Table limit_table(const Model& m, const Scene& s) {
   Table t;
@@ -626,7 +629,8 @@ json to_json(const Run& run, const detail::Model& m) {
         out.push_back({{"workers", p.workers},
                        {"frame_ms", p.frame_ms},
                        {"free_handoff_ms", p.free_handoff_ms},
-                       {"bound_ms", p.bound_ms}});
+                       {"bound_ms", p.bound_ms},
+                       {"planned_frames", p.planned_frames}});
       return out;
     };
     series.push_back({{"scene", se.scene},

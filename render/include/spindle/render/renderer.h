@@ -30,7 +30,7 @@
 // job mode, worker count or chunk counts: batches and tiles are pure functions of their inputs
 // and bins are walked in draw order. image_hash() is what the load-test reports compare. The
 // passes are cut for the workers that may run them: JobSystem::worker_count(), or in dynamic mode
-// its active_workers() (one awake: cut as for single mode).
+// its active_workers() (one awake: cut as for single mode), or for plan_for()'s count.
 //
 // Memory: every buffer is sized in the constructor from RendererConfig. A frame that needs more
 // (more visible triangles than a batch holds, more bin entries) finishes correctly by growing
@@ -181,6 +181,13 @@ class Renderer {
   void raster(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t tag = 0);
   // All three with chunks = 4 per participant.
   void render(jobs::JobSystem& jobs, std::uint16_t tag = 0);
+  // Cut the passes as for `workers` threads, whatever the job system has (0, the default: for
+  // those it has, as above), from the next frame on. The image stays the same. For a recording
+  // that shows what the frame would be on more cores than this machine has: the tile size and
+  // the batch count depend on the workers in a way a replay cannot cut again (the load test's
+  // predicted scaling).
+  void plan_for(std::uint32_t workers);
+  std::uint32_t planned_workers() const;  // plan_for()'s count (0: none)
 
   const Image& image() const;                              // the last frame drawn (width x height)
   std::uint64_t image_hash() const;                        // image().hash()

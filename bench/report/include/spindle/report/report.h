@@ -78,6 +78,9 @@ struct Prediction {
   // The bound on this many workers: max(work / workers, span of the frame cut for them, with
   // the measured hand-offs).
   double bound_ms = 0;
+  // Frames replayed that were recorded with the renderer's passes cut for this many workers
+  // (Renderer::plan_for(), after the measured frames): 0 where the measured frames were replayed.
+  std::uint32_t planned_frames = 0;
 };
 
 struct Series {
