@@ -262,6 +262,7 @@ void record_frame(core::Engine& engine, report::Frame& f) {
   f.cpu_ms = static_cast<double>(s.cpu_ns) * 1e-6;
   f.active_workers = s.active_workers;
   f.pinned = s.pinned;
+  f.cores_busy = s.cores_busy;
   if (s.span_ns > 0) {
     f.work_ms = static_cast<double>(s.work_ns + s.serial_ns) * 1e-6;
     f.span_ms = static_cast<double>(s.span_ns) * 1e-6;

@@ -600,7 +600,8 @@ json to_json(const Run& run, const detail::Model& m) {
                  {"job_overflows", f.job_overflows},
                  {"cpu_ms", f.cpu_ms},
                  {"active_workers", f.active_workers},
-                 {"pinned", f.pinned}};
+                 {"pinned", f.pinned},
+                 {"cores_busy", f.cores_busy}};
       if (!f.counts.empty()) jf["counts"] = f.counts;
       if (f.span_ms > 0) {
         jf["work_ms"] = f.work_ms;

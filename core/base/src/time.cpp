@@ -13,6 +13,9 @@
 
 #include <spindle/base/assert.h>
 
+#include <algorithm>
+#include <thread>
+
 namespace spindle::core {
 
 std::uint64_t monotonic_ns() {
@@ -64,6 +67,56 @@ struct DirEntry {
 #endif
 
 }  // namespace
+
+CoresBusyProbe::CoresBusyProbe(std::uint64_t interval_ns)
+    : interval_ns_(interval_ns), cores_(std::max(1u, std::thread::hardware_concurrency())) {}
+
+CoresBusyProbe::~CoresBusyProbe() {
+#if defined(__linux__)
+  if (fd_ >= 0) close(fd_);
+#endif
+}
+
+void CoresBusyProbe::sample(std::uint64_t now_ns) {
+  if (sampled_ && now_ns - last_ns_ < interval_ns_) return;
+  sampled_ = true;
+  last_ns_ = now_ns;
+#if defined(__linux__)
+  if (fd_ < 0) fd_ = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) return;
+  // "0.52 0.58 0.59 3/467 12345": the fourth field's first number is the threads runnable now.
+  char text[128];
+  const ssize_t n = pread(fd_, text, sizeof text - 1, 0);
+  if (n <= 0) return;
+  text[n] = '\0';
+  const char* c = text;
+  for (int field = 0; field < 3 && *c != '\0'; ++field) {
+    while (*c != '\0' && *c != ' ') ++c;
+    while (*c == ' ') ++c;
+  }
+  std::uint32_t runnable = 0;
+  bool digits = false;
+  for (; *c >= '0' && *c <= '9' && runnable < 1'000'000; ++c) {
+    runnable = runnable * 10 + static_cast<std::uint32_t>(*c - '0');
+    digits = true;
+  }
+  if (digits && *c == '/') add(runnable);
+#endif
+}
+
+void CoresBusyProbe::add(std::uint32_t runnable) {
+  ring_[count_ % kWindow] = runnable > 0 ? runnable - 1 : 0;               // less the caller
+  count_ = count_ + 1 >= 2 * kWindow ? count_ + 1 - kWindow : count_ + 1;  // never wraps
+}
+
+std::uint32_t CoresBusyProbe::others() const {
+  if (count_ < kWindow) return 0;
+  return *std::min_element(ring_, ring_ + kWindow);
+}
+
+bool CoresBusyProbe::busy() const {
+  return count_ >= kWindow && others() >= cores_;
+}
 
 ProcessCpuTimer::~ProcessCpuTimer() {
 #if defined(__linux__)

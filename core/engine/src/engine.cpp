@@ -660,6 +660,7 @@ void Engine::Impl::end_frame_stats(std::uint64_t begin_ns) {
   }
   stats.active_workers = active;
   stats.pinned = jobs->pinned();
+  stats.cores_busy = controller.cores_busy && jobs->stage_policy().planned && config.adapt_workers;
   if (jobs->stage_policy().planned && config.adapt_workers) {
     // Per step: a frame that caught up three steps is not three times slower to the controller.
     const double steps = std::max<std::uint32_t>(stats.steps, 1);
@@ -745,6 +746,11 @@ void Engine::Impl::run_frame(std::uint32_t steps, std::int64_t present_dt_ns, fl
     controller.workers = jobs->participant_count();
     controller.may_unpin = config.pin_workers;
     controller.cpu_weight = config.worker_cpu_weight;
+    controller.cores_busy = false;
+    if (config.pin_workers && config.unpin_when_cores_busy) {
+      cores_probe.sample(monotonic_ns());
+      controller.cores_busy = cores_probe.busy();
+    }
     choice = controller.choose();
     active = choice.workers;
     jobs->set_active_workers(active);

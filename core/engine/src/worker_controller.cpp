@@ -74,7 +74,7 @@ int WorkerController::best_index() const {
   const int allowed = allowed_count();
   int best = -1;
   for (int i = 0; i < allowed; ++i) {
-    if (!measured_[i]) continue;
+    if (!measured_[i] || !usable(i)) continue;
     // A later candidate only when it shortens the frame by more than the margin, and by enough
     // for the CPU time it adds.
     if (best < 0 || (ema_[i] < ema_[best] * (1.0 - margin) && cost_ratio(i, best) <= 1.0)) best = i;
@@ -82,7 +82,7 @@ int WorkerController::best_index() const {
   if (best >= 0) return best;
   // Nothing measured yet: every worker worth waking, pinned when pinning is an option.
   const int last = allowed - 1;
-  return may_unpin && last > 0 && !candidate(last).pinned ? last - 1 : last;
+  return may_unpin && !cores_busy && last > 0 && !candidate(last).pinned ? last - 1 : last;
 }
 
 WorkerChoice WorkerController::choose() {
@@ -93,21 +93,26 @@ WorkerChoice WorkerController::choose() {
   }
   const int best = best_index();
   const int allowed = allowed_count();
-  const bool has_down = best > 0;
-  const bool has_up = best + 1 < allowed;
+  // The neighbours: the next usable candidate either way.
+  int down = best - 1;
+  while (down >= 0 && !usable(down)) --down;
+  int up = best + 1;
+  while (up < allowed && !usable(up)) ++up;
+  const bool has_down = down >= 0;
+  const bool has_up = up < allowed;
   int next = -1;
-  if (has_down || has_up) next = (trial_up_ && has_up) || !has_down ? best + 1 : best - 1;
+  if (has_down || has_up) next = (trial_up_ && has_up) || !has_down ? up : down;
   // A candidate whose learning began but did not end, because the choice moved away from it (one
   // slow first frame does that): it is learnt all the same, however far it now is.
   if (next < 0 || samples_[next] >= kLearnSamples) {
     for (int d = 2; d < allowed; ++d) {
       const int lo = best - d;
       const int hi = best + d;
-      if (lo >= 0 && samples_[lo] > 0 && samples_[lo] < kLearnSamples) {
+      if (lo >= 0 && usable(lo) && samples_[lo] > 0 && samples_[lo] < kLearnSamples) {
         next = lo;
         break;
       }
-      if (hi < allowed && samples_[hi] > 0 && samples_[hi] < kLearnSamples) {
+      if (hi < allowed && usable(hi) && samples_[hi] > 0 && samples_[hi] < kLearnSamples) {
         next = hi;
         break;
       }

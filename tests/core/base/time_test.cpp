@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <limits>
 #include <thread>
+#include <vector>
 
 #if defined(__linux__)
 #include <pthread.h>
@@ -266,6 +267,63 @@ TEST(FixedStepReview, HugeDeltaSaturatesInsteadOfOverflowing) {
   EXPECT_GE(step.alpha(), 0.0);
   EXPECT_LT(step.alpha(), 1.0);
 }
+
+// Busy means other programs had a runnable thread for every core in each of the last kWindow
+// samples: one quieter sample in the window (another program's burst ended, or a worker of the
+// caller's not yet parked made the others look more) says no, and the reading less the caller.
+TEST(CoresBusyProbe, BusyOnlyWhenEverySampleOfTheWindowHadOthersOnEveryCore) {
+  CoresBusyProbe probe;
+  probe.set_cores(2);
+  for (std::uint32_t i = 0; i + 1 < CoresBusyProbe::kWindow; ++i) probe.add(3);
+  EXPECT_FALSE(probe.busy()) << "too few samples";
+  EXPECT_EQ(probe.others(), 0u);
+  probe.add(3);  // the caller and 2 others: 2 cores' worth
+  EXPECT_TRUE(probe.busy());
+  EXPECT_EQ(probe.others(), 2u);
+  probe.add(2);
+  EXPECT_FALSE(probe.busy()) << "one sample with a core to spare";
+  EXPECT_EQ(probe.others(), 1u);
+  for (std::uint32_t i = 0; i + 1 < CoresBusyProbe::kWindow; ++i) probe.add(5);
+  EXPECT_FALSE(probe.busy()) << "still in the window";
+  probe.add(5);
+  EXPECT_TRUE(probe.busy()) << "gone from the window";
+  EXPECT_EQ(probe.others(), 4u);
+  probe.add(0);  // a platform that counted nothing
+  EXPECT_FALSE(probe.busy());
+  // Sampled no more often than the interval asks.
+  CoresBusyProbe slow(kNsPerSecond);
+  slow.set_cores(1);
+  for (std::uint32_t i = 0; i < 2 * CoresBusyProbe::kWindow; ++i) slow.sample(1000 + i);
+  EXPECT_FALSE(slow.busy()) << "one sample taken in a second's interval, not a window";
+}
+
+#if defined(__linux__)
+// Against the kernel's own count: three threads spinning beside the sampler are runnable in every
+// sample, whatever cores the machine has, so the window sees at least three others.
+TEST(CoresBusyProbe, CountsRunnableThreadsFromTheKernel) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> started{0};
+  std::vector<std::thread> spinners;
+  for (int i = 0; i < 3; ++i)
+    spinners.emplace_back([&] {
+      started.fetch_add(1);
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  while (started.load() < 3) std::this_thread::yield();
+  CoresBusyProbe probe(0);
+  for (std::uint32_t i = 0; i < CoresBusyProbe::kWindow; ++i) {
+    probe.sample(monotonic_ns());
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  stop.store(true);
+  for (std::thread& t : spinners) t.join();
+  EXPECT_GE(probe.others(), 3u);
+  probe.set_cores(3);
+  EXPECT_TRUE(probe.busy());
+  EXPECT_GE(probe.cores(), 1u);
+}
+#endif
 
 }  // namespace
 }  // namespace spindle::core

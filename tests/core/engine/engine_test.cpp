@@ -494,6 +494,55 @@ TEST(Engine, FrameCpuTimeCountsEveryThreadStillRunningAtTheFrameEnd) {
   game_thread.join();
 }
 
+// While other threads keep every core busy, dynamic mode stops pinning: pinned candidates are
+// not even tried, since one pinned trial spreads the threads over the cores for good
+// (docs/jobs.md). The busy threads here are the test's own, one more than the cores: the probe
+// counts every runnable thread but the frame's. Its window is 16 samples 2 ms apart, so the
+// frames after 80 ms are checked (FrameStats::cores_busy says what the choice saw; that the
+// window forgets them when they stop is the probe's own test, since other tests may be running
+// beside this one). With
+// unpin_when_cores_busy = false the engine does not ask.
+TEST(Engine, DynamicModeStopsPinningWhileEveryCoreIsBusy) {
+  if (!jobs::mode_available(jobs::Mode::Dynamic)) GTEST_SKIP() << "needs the threaded scheduler";
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  for (const bool unpin : {true, false}) {
+    EngineConfig config = config_for(jobs::Mode::Dynamic, 2);
+    config.pin_workers = true;
+    config.unpin_when_cores_busy = unpin;
+    Engine engine(config);
+    struct A {};
+    engine.add_stage({.name = "work", .access = Access{}.write<A>(), .run = [](StageContext& ctx) {
+                        ctx.parallel_for(
+                            8, [](std::uint32_t, std::uint32_t) { spin_cpu_ns(100'000); });
+                      }});
+    for (int frame = 0; frame < 100; ++frame) engine.step();  // quiet: pinning a candidate
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> others;
+    for (unsigned i = 0; i <= cores; ++i)
+      others.emplace_back([&] {
+        while (!stop.load(std::memory_order_relaxed)) {
+        }
+      });
+    // At most a sample a frame: at least 40 frames and 80 ms (a sanitizer's slow frames).
+    const std::uint64_t start = monotonic_ns();
+    for (int frame = 0; frame < 40 || monotonic_ns() - start < 80'000'000; ++frame) engine.step();
+    int pinned = 0, busy = 0;
+    for (int frame = 0; frame < 40; ++frame) {
+      engine.step();
+      pinned += engine.last_frame().pinned ? 1 : 0;
+      busy += engine.last_frame().cores_busy ? 1 : 0;
+    }
+    stop.store(true);
+    for (std::thread& t : others) t.join();
+    if (unpin) {
+      EXPECT_EQ(busy, 40) << "every frame chose its workers with every core busy";
+      EXPECT_EQ(pinned, 0) << "and none of them pinned";
+    } else {
+      EXPECT_EQ(busy, 0) << "not asked";
+    }
+  }
+}
+
 // A stage or hook that reads last_frame() during a frame (the frame overlay does) sees the frame
 // before, whole: not this frame's timings, which are zero for every stage that has not run yet.
 TEST(Engine, LastFrameReadDuringAFrameIsTheFrameBeforeIt) {

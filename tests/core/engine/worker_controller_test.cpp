@@ -346,5 +346,47 @@ TEST(WorkerController, PinsWhileThatHelpsAndLetsGoWhenItHurts) {
   EXPECT_GT((used[{2, false}]), 350);
 }
 
+// While other programs keep every core busy, pinned candidates are left out: not chosen, not
+// tried. A trial of them would move the threads apart for good (docs/jobs.md). The kernel's
+// placement is modelled as the experiments on 2 cores beside 2 loops found it: after a pinned
+// frame, the unpinned pair shares the cores with the loops (8 ms, as pinned), without one it
+// stays on one core (6.5 ms). When the cores are free again, pinning comes back.
+TEST(WorkerController, LeavesPinnedCandidatesOutWhileEveryCoreIsBusy) {
+  WorkerController c;
+  c.workers = 4;
+  c.may_unpin = true;
+  bool spread = false;  // a pinned frame ran since the loops came
+  std::map<std::pair<std::uint32_t, bool>, int> used;
+  auto frames = [&](int n, auto frame_ms) {
+    used.clear();
+    for (int f = 0; f < n; ++f) {
+      const WorkerChoice k = c.choose();
+      ++used[{k.workers, k.pinned}];
+      c.observe(k, frame_ms(k), 20);
+    }
+  };
+  auto quiet = [](WorkerChoice k) {
+    return 20.0 / k.workers * (k.pinned ? 1.0 : 1.04) * (k.workers == 1 ? 1.0 : 1.1);
+  };
+  frames(400, quiet);
+  frames(400, quiet);
+  EXPECT_GT((used[{4, true}]), 360) << "a quiet machine: every worker, pinned";
+  auto loaded = [&](WorkerChoice k) {
+    if (k.pinned) spread = true;
+    if (k.workers == 1) return 13.0;
+    return spread ? 16.0 : 10.4;
+  };
+  c.cores_busy = true;
+  frames(1000, loaded);
+  EXPECT_FALSE(spread) << "no pinned frame while every core is busy";
+  EXPECT_EQ((used[{2, true}] + used[{4, true}]), 0);
+  EXPECT_GT((used[{2, false}] + used[{4, false}]), 900) << "the unpinned pairs stay fast";
+  EXPECT_FALSE(c.current().pinned);
+  c.cores_busy = false;
+  frames(400, quiet);
+  frames(400, quiet);
+  EXPECT_GT((used[{4, true}]), 360) << "the cores free again: pinned again";
+}
+
 }  // namespace
 }  // namespace spindle::core

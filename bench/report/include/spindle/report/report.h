@@ -63,7 +63,8 @@ struct Frame {
   double cpu_ms = 0;       // CPU time the process used during the frame, every thread
   // Workers the frame could use (dynamic mode: those its worker controller woke); 0: not known.
   std::uint32_t active_workers = 0;
-  bool pinned = false;  // whether they kept to their CPUs
+  bool pinned = false;      // whether they kept to their CPUs
+  bool cores_busy = false;  // other programs kept every core busy (FrameStats::cores_busy)
   // What the scene counted in this frame (draws drawn as points, characters at each level of
   // detail...): index = Series::count_names.
   std::vector<double> counts;

@@ -78,6 +78,42 @@ class ProcessCpuTimer {
   bool started_[kMaxThreads] = {};
 };
 
+// Whether other programs keep every core busy: the system's runnable threads (Linux:
+// /proc/loadavg's fourth field, kept open), less the caller, at most every `interval_ns`, and the
+// least of the last kWindow samples against the online cores. The least, so that a sample that
+// caught one of the caller's own workers not yet parked, or another program's short burst, does
+// not count. Dynamic mode stops pinning its workers while it says yes (EngineConfig).
+//
+//   CoresBusyProbe probe;
+//   probe.sample(now_ns);  // before each frame: reads the system's count when interval_ns passed
+//   if (probe.busy()) ...  // kWindow samples, each with others runnable on every core
+class CoresBusyProbe {
+ public:
+  static constexpr std::uint32_t kWindow = 16;
+  explicit CoresBusyProbe(std::uint64_t interval_ns = 2'000'000);
+  ~CoresBusyProbe();
+  CoresBusyProbe(const CoresBusyProbe&) = delete;
+  CoresBusyProbe& operator=(const CoresBusyProbe&) = delete;
+  void sample(std::uint64_t now_ns);
+  // Adds one reading of the system's runnable threads (the caller included) as sample() does:
+  // for tests, and platforms that count them otherwise.
+  void add(std::uint32_t runnable);
+  bool busy() const;
+  std::uint32_t cores() const { return cores_; }
+  void set_cores(std::uint32_t cores) { cores_ = cores; }  // the online cores by default
+  // The least of the window's samples of other programs' runnable threads (0 before kWindow).
+  std::uint32_t others() const;
+
+ private:
+  std::uint64_t interval_ns_;
+  std::uint64_t last_ns_ = 0;
+  bool sampled_ = false;
+  int fd_ = -1;  // /proc/loadavg
+  std::uint32_t cores_ = 1;
+  std::uint32_t ring_[kWindow] = {};
+  std::uint32_t count_ = 0;  // samples added, at most kWindow counted
+};
+
 inline constexpr double ns_to_seconds(std::int64_t ns) {
   return static_cast<double>(ns) * 1e-9;
 }

@@ -154,6 +154,9 @@ struct FrameStats {
   // controller woke, and whether they kept to their CPUs.
   std::uint32_t active_workers = 1;
   bool pinned = false;
+  // Dynamic mode: other programs kept every core busy when the workers were chosen
+  // (core::CoresBusyProbe, EngineConfig::unpin_when_cores_busy), so only unpinned ones were.
+  bool cores_busy = false;
   // Jobs that ran inline on their submitter this frame because no job slot was free (a parallel
   // stage quietly running serially): raise jobs::Config::jobs_per_worker. Logged as a warning.
   std::uint64_t job_overflows = 0;
@@ -250,6 +253,10 @@ struct EngineConfig {
   // time (boids at 100 on 2 cores: 17% shorter frames for 42% more CPU, so one worker); 0: the
   // fastest frame, whatever it costs the machine.
   double worker_cpu_weight = 1.0;
+  // Dynamic mode: while other programs keep every core busy (core::CoresBusyProbe: their runnable
+  // threads, at least as many as the cores, in each of the last 16 samples 2 ms apart), choose
+  // only among candidates not pinned. false: pinned ones stay candidates whatever the load.
+  bool unpin_when_cores_busy = true;
   // A memory budget (spindle/base/budget.h) the engine books its own data in: the job pool in its
   // arena "jobs", the world in "ecs", the stage graph in "engine" (an arena missing: the caller's
   // current BudgetScope). nullptr: the heap. Takes effect with spindle::heap_guard linked.

@@ -8,6 +8,7 @@
 //   spindle::core::WorkerController controller;
 //   controller.workers = jobs.participant_count();
 //   controller.may_unpin = true;                           // Config::pin_workers: try both ways
+//   controller.cores_busy = probe.busy();                  // core::CoresBusyProbe: no pinning
 //   spindle::core::WorkerChoice c = controller.choose();   // before the frame
 //   jobs.set_active_workers(c.workers);
 //   jobs.set_pinned(c.pinned);
@@ -51,8 +52,14 @@ struct WorkerChoice {
 
 struct WorkerController {
   // Settings.
-  std::uint32_t workers = 1;           // participants available (>= 1)
-  bool may_unpin = false;              // pinned candidates exist: pinning is the job config's
+  std::uint32_t workers = 1;  // participants available (>= 1)
+  bool may_unpin = false;     // pinned candidates exist: pinning is the job config's
+  // Other programs keep every core busy (core::CoresBusyProbe): the pinned candidates are left
+  // out while it holds. A pinned thread then shares its own core with another program's, and one
+  // trial of them spreads the threads over the cores for good: on 2 cores beside 2 steady loops,
+  // one worker not pinned (or two on one core) had a core to itself most of the time, but only
+  // when no pinned frames had come first (docs/jobs.md).
+  bool cores_busy = false;
   double margin = 0.05;                // a later candidate must shorten the frame by this share
   double min_work_per_worker_us = 50;  // work a woken worker must get beyond its wake cost
   // How much a candidate's CPU time per frame counts beside its frame time: a later candidate
@@ -103,6 +110,7 @@ struct WorkerController {
   int candidate_count() const;
   int allowed_count() const;  // the candidates within the cap
   int best_index() const;
+  bool usable(int index) const { return !(cores_busy && candidate(index).pinned); }
   // Candidate a's frame_ms x cpu_ms^cpu_weight over b's (1 where a CPU time is unknown).
   double cost_ratio(int a, int b) const;
   // The weight of a new measurement in a candidate's moving average.
