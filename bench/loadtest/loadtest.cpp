@@ -63,8 +63,9 @@ struct Options {
   std::string out = "out/loadtest";
   std::uint32_t trace_frames = 8;
   bool pin = true;
-  double cpu_weight = 1.0;    // --cpu-weight: EngineConfig::worker_cpu_weight
-  std::uint32_t width = 640;  // the rendered image
+  double cpu_weight = 1.0;      // --cpu-weight: EngineConfig::worker_cpu_weight
+  bool unpin_when_busy = true;  // !--pin-when-busy: EngineConfig::unpin_when_cores_busy
+  std::uint32_t width = 640;    // the rendered image
   std::uint32_t height = 360;
   std::string screenshot_dir;  // --screenshot: one PNG per scene and count
   BackgroundSpec background;   // --background: busy threads beside the measured frames
@@ -242,6 +243,7 @@ core::EngineConfig engine_config(const SceneDef& scene, const Options& o, jobs::
   c.workers = mode == jobs::Mode::Single ? 1 : o.workers;
   c.pin_workers = o.pin;
   c.worker_cpu_weight = o.cpu_weight;
+  c.unpin_when_cores_busy = o.unpin_when_busy;
   c.entity_capacity = scene.capacity ? scene.capacity(objects) : objects + 1024;
   c.profile = profile;
   c.record_job_graph = o.graph && !profile;
@@ -685,6 +687,10 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
                  "frame time x CPU time, 0 for the fastest frame whatever it costs (default 1)")
       ->check(number_in(0.0, 4.0, "0 to 4"))
       ->type_name("W in [0, 4]");
+  app.add_flag("!--pin-when-busy", o.unpin_when_busy,
+               "dynamic mode: keep pinned workers as candidates while other programs keep every "
+               "core busy (EngineConfig::unpin_when_cores_busy = false), as before")
+      ->excludes("--no-pin");
   app.add_flag("!--no-graph", o.graph,
                "do not record the measured frames' job graphs (no span, bound or predicted "
                "scaling in the report; recording costs a few ns per job)");
@@ -912,6 +918,7 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   run.machine = machine_facts(argc, argv);
   run.background = o.background.label();
   run.cpu_weight = o.cpu_weight;
+  run.pin_when_busy = o.pin && !o.unpin_when_busy;
   run.seed = o.seed;
   run.frames = o.frames;
   run.warmup = o.warmup;

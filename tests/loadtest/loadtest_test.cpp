@@ -164,6 +164,34 @@ TEST(LoadTestCli, CpuWeightTakesAFiniteNumberInItsRange) {
   }
 }
 
+// --pin-when-busy keeps dynamic mode's pinned candidates beside a busy machine; with --no-pin
+// there is nothing to keep, so the two together are refused. The setting reaches run.json and
+// the report's settings.
+TEST(LoadTestCli, PinWhenBusyIsASettingAndExcludesNoPin) {
+  const auto dir = temp_dir("pin_when_busy");
+  const Result both =
+      run({"--scene", "boids", "--pin-when-busy", "--no-pin", "--out", dir.string()});
+  EXPECT_EQ(both.code, 2) << both.err;
+  EXPECT_NE(both.err.find("--pin-when-busy"), std::string::npos) << both.err;
+  EXPECT_NE(both.err.find("--no-pin"), std::string::npos) << both.err;
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "refused before anything was written";
+  for (const bool keep : {true, false}) {
+    std::vector<std::string> args = {"--scene",        "boids",  "--objects", "10",
+                                     "--modes",        "single", "--frames",  "1",
+                                     "--warmup",       "0",      "--repeats", "1",
+                                     "--trace-frames", "0",      "--out",     dir.string()};
+    if (keep) args.push_back("--pin-when-busy");
+    const Result r = run(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
+    EXPECT_EQ(run_json["settings"]["pin_when_busy"].get<bool>(), keep);
+    EXPECT_NE(slurp(dir / "report.md")
+                  .find(std::string("dynamic mode pins while every core is busy: ") +
+                        (keep ? "yes" : "no")),
+              std::string::npos);
+  }
+}
+
 // The values a numeric flag takes are taken whole: the top of the seed's range is not wrapped.
 TEST(LoadTestCli, LargestSeedIsKept) {
   const auto dir = temp_dir("seed");

@@ -582,9 +582,13 @@ json to_json(const Run& run, const detail::Model& m) {
                   {"os", mc.os},
                   {"date", mc.date},
                   {"command_line", mc.command_line}};
-  j["settings"] = {
-      {"seed", run.seed},       {"frames", run.frames},         {"warmup", run.warmup},
-      {"repeats", run.repeats}, {"background", run.background}, {"cpu_weight", run.cpu_weight}};
+  j["settings"] = {{"seed", run.seed},
+                   {"frames", run.frames},
+                   {"warmup", run.warmup},
+                   {"repeats", run.repeats},
+                   {"background", run.background},
+                   {"cpu_weight", run.cpu_weight},
+                   {"pin_when_busy", run.pin_when_busy}};
   j["settings"]["parameters"] = json::object();
   for (const auto& [name, value] : run.parameters) j["settings"]["parameters"][name] = value;
   json series = json::array();
@@ -775,6 +779,7 @@ std::string to_markdown(const Run& run, const detail::Model& m) {
          "\n- repeats: " + std::to_string(run.repeats) + "\n- seed: " + std::to_string(run.seed) +
          "\n- background load: " + md_cell(run.background) +
          "\n- dynamic mode's weight on a worker's CPU time: " + fixed(run.cpu_weight, 2) +
+         "\n- dynamic mode pins while every core is busy: " + (run.pin_when_busy ? "yes" : "no") +
          "\n- non-finite frame times dropped: " + std::to_string(m.dropped) + "\n";
   for (const auto& [name, value] : run.parameters)
     out += "- " + md_cell(name) + ": " + std::to_string(value) + "\n";

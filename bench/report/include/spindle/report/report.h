@@ -146,6 +146,9 @@ struct Run {
   std::string background = "none";
   // Dynamic mode's weight on a worker's CPU time (EngineConfig::worker_cpu_weight).
   double cpu_weight = 1.0;
+  // Whether dynamic mode kept pinned workers as candidates while other programs kept every core
+  // busy (EngineConfig::unpin_when_cores_busy = false; never with --no-pin, which never pins).
+  bool pin_when_busy = false;
   // Scene parameters of this run ("crowd.joints" -> 50), shown with the settings.
   std::vector<std::pair<std::string, std::int64_t>> parameters;
   std::vector<Series> series;
