@@ -18,6 +18,8 @@
 //
 //   spindle::core::ProcessCpuTimer cpu;                  // CPU time of every thread, exactly
 //   cpu.list_threads(); cpu.start(); work(); std::uint64_t ns = cpu.elapsed_ns();
+//   spindle::core::CoresBusyProbe busy;                  // other programs on every core?
+//   busy.sample(spindle::core::monotonic_ns()); if (busy.busy()) ...
 //
 // Game time is kept in integer nanoseconds so that it adds up identically in every job mode.
 #pragma once
