@@ -62,6 +62,7 @@ struct Options {
   std::uint64_t seed = 1;
   std::string out = "out/loadtest";
   std::uint32_t trace_frames = 8;
+  std::uint32_t planned_frames = 3;  // --planned-frames: per predicted count above the workers
   bool pin = true;
   double cpu_weight = 1.0;      // --cpu-weight: EngineConfig::worker_cpu_weight
   bool unpin_when_busy = true;  // !--pin-when-busy: EngineConfig::unpin_when_cores_busy
@@ -287,12 +288,12 @@ void record_frame(core::Engine& engine, report::Frame& f) {
 constexpr std::uint32_t kPredictedWorkers[] = {1, 2, 4, 8, 16, 32, 64};
 // Recorded frames replayed per series, spread over its measured frames.
 constexpr std::uint32_t kReplayedFrames = 7;
-// For each count above the series' workers, frames recorded after the measured ones with the
-// renderer's passes cut for that count (Renderer::plan_for()), after one that settles the new cut
-// (its tile times are those of the old tiles). Replays of the measured frames cannot cut the
-// tiles smaller, or into the batches more workers would get: a 2-worker recording of crowd at
-// 1,000 had 128-pixel tiles and 8 batches where 16 workers have 64-pixel tiles and 64 batches.
-constexpr std::uint32_t kPlannedFrames = 3;
+// For each count above the series' workers, `--planned-frames` frames (3) are recorded after the
+// measured ones with the renderer's passes cut for that count (Renderer::plan_for()), after one
+// that settles the new cut (its tile times are those of the old tiles). Replays of the measured
+// frames cannot cut the geometry into the batches more workers would get (crowd at 1,000: 8 on
+// 2 workers, 64 on 16), nor the tiles smaller (128 pixels on one awake worker, or at 1280x720 on
+// up to 7, 64 beyond).
 
 // Replays of one recorded frame on each worker count, by the index of the counts, and what is on
 // the span of the frame cut for 16 workers, by job tag.
@@ -484,16 +485,17 @@ report::Series run_series(const SceneDef& scene, const Options& o, jobs::Mode mo
   }
   // The predictions (after every hash and the strip: the planned frames move the world on too).
   // On counts above the series' own, a renderer's frames are replayed as cut for that count
-  // (kPlannedFrames), beside the same background as the measured ones.
+  // (o.planned_frames of them), beside the same background as the measured ones.
   std::vector<std::uint32_t> planned(counts.size(), 0);
   render::Renderer* renderer = scene_renderer(engine);
-  if (renderer != nullptr && !kept.empty() && engine.mode() != jobs::Mode::Single) {
+  if (renderer != nullptr && !kept.empty() && engine.mode() != jobs::Mode::Single &&
+      o.planned_frames > 0) {
     background.resume();
     for (std::size_t k = 0; k < counts.size(); ++k) {
       if (counts[k] <= r.workers) continue;
       renderer->plan_for(counts[k]);
       engine.step();  // settles the new cut
-      for (std::uint32_t f = 0; f < kPlannedFrames; ++f) {
+      for (std::uint32_t f = 0; f < o.planned_frames; ++f) {
         engine.step();
         const jobs::JobGraph* graph = engine.last_job_graph();
         if (graph == nullptr || !graph->complete) continue;
@@ -677,6 +679,10 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
       ->check(any_value());
   add_integer(app, "--trace-frames", o.trace_frames, 0u, 1000u,
               "frames in trace.json (0: no trace)");
+  add_integer(app, "--planned-frames", o.planned_frames, 0u, 100u,
+              "frames recorded per predicted worker count above the run's, with the renderer's "
+              "passes cut for that count, that the prediction replays (0: the measured frames on "
+              "every count; default 3)");
   app.add_flag("--dry-run", o.dry_run,
                "check the command line, print the series it asks for and stop: nothing runs and "
                "nothing is written");
@@ -919,6 +925,7 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   run.background = o.background.label();
   run.cpu_weight = o.cpu_weight;
   run.pin_when_busy = o.pin && !o.unpin_when_busy;
+  run.planned_frames = o.planned_frames;
   run.seed = o.seed;
   run.frames = o.frames;
   run.warmup = o.warmup;

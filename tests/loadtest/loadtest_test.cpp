@@ -117,6 +117,7 @@ TEST(LoadTestCli, NumericFlagsSayWhatTheyExpect) {
       {"--repeats", "an integer from 1 to 1000"},
       {"--seed", "an integer from 0 to 18446744073709551615"},
       {"--trace-frames", "an integer from 0 to 1000"},
+      {"--planned-frames", "an integer from 0 to 100"},
       {"--joints", "an integer from 16 to 1024"},
       {"--vertices", "an integer from 1 to 100000"},
       {"--kinds", "an integer from 1 to 64"},
@@ -386,6 +387,8 @@ TEST(LoadTestRun, TinyRunWritesACompleteReport) {
                         "--no-pin",
                         "--cpu-weight",
                         "0.5",
+                        "--planned-frames",
+                        "1",
                         "--out",
                         dir.string()});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -397,6 +400,7 @@ TEST(LoadTestRun, TinyRunWritesACompleteReport) {
   const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
   ASSERT_EQ(run_json["series"].size(), groups * 2);
   EXPECT_EQ(run_json["settings"]["cpu_weight"].get<double>(), 0.5);
+  EXPECT_EQ(run_json["settings"]["planned_frames"].get<std::uint32_t>(), 1u);
   bool saw_decisions = false;
   for (const auto& s : run_json["series"]) {
     EXPECT_EQ(s["frames"].size(), 6u);
@@ -423,12 +427,13 @@ TEST(LoadTestRun, TinyRunWritesACompleteReport) {
       EXPECT_GT(s["replayed_own"][k]["frame_ms"].get<double>(), 0.0);
     }
     // Predictions above the series' workers replay frames recorded with the renderer's passes cut
-    // for that count (3 of them, after the measured frames); the others replay measured frames.
+    // for that count (--planned-frames 1, after the measured frames); the others replay measured
+    // frames.
     const std::uint32_t workers = s["workers"].get<std::uint32_t>();
     ASSERT_EQ(s["predictions"].size(), 7u);
     for (const auto& p : s["predictions"]) {
       const bool above = s["mode"] != "single" && p["workers"].get<std::uint32_t>() > workers;
-      EXPECT_EQ(p.value("planned_frames", 0u), above ? 3u : 0u)
+      EXPECT_EQ(p.value("planned_frames", 0u), above ? 1u : 0u)
           << s["scene"] << " " << s["mode"] << " on " << p["workers"];
       EXPECT_GT(p["frame_ms"].get<double>(), 0.0);
     }
@@ -526,9 +531,9 @@ TEST(LoadTestCli, DryRunChecksTheCommandLineAndSaysWhatWouldRunWithoutRunning) {
 // plus its sparks; like every scene it must end with the same world hash in every mode.
 TEST(LoadTestRun, SoakSceneMixesTheOtherScenesAndAgreesAcrossModes) {
   const auto dir = temp_dir("soak_scene");
-  const Result r =
-      run({"--scene", "soak", "--objects", "400", "--modes", own_mode_list(), "--workers", "2",
-           "--frames", "6", "--warmup", "2", "--repeats", "1", "--no-pin", "--out", dir.string()});
+  const Result r = run({"--scene", "soak", "--objects", "400", "--modes", own_mode_list(),
+                        "--workers", "2", "--frames", "6", "--warmup", "2", "--repeats", "1",
+                        "--no-pin", "--planned-frames", "0", "--out", dir.string()});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("every mode ended with the same world hash"), std::string::npos) << r.out;
   const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
@@ -545,7 +550,7 @@ TEST(LoadTestRun, PhysicsScenesAgreeAcrossModesAndSpawnQuotesTheThesis) {
   const std::string mode_list = own_mode_list();
   const Result r = run({"--scene", "spawn,boxes,boxes_r2,swarm", "--objects", "10,100", "--modes",
                         mode_list, "--workers", "2", "--frames", "8", "--warmup", "2", "--repeats",
-                        "1", "--no-pin", "--out", dir.string()});
+                        "1", "--no-pin", "--planned-frames", "0", "--out", dir.string()});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("every mode ended with the same world hash"), std::string::npos) << r.out;
   const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
@@ -579,7 +584,7 @@ TEST(LoadTestRun, CrowdAgreesAcrossModesAndReportsItsParameters) {
   const Result r = run({"--scene", "crowd", "--objects", "10,40", "--joints", "20",
                         "--vertices", "300", "--quantized", "1", "--modes", mode_list,
                         "--workers", "2", "--frames", "8", "--warmup", "2", "--repeats", "1",
-                        "--no-pin", "--out", dir.string()});
+                        "--no-pin", "--planned-frames", "0", "--out", dir.string()});
   // clang-format on
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("every mode ended with the same world hash"), std::string::npos) << r.out;
@@ -609,7 +614,7 @@ TEST(LoadTestRun, ScenesRenderWithScreenshotsAndTheSameImageInEveryMode) {
   const Result r = run({"--scene", "cubes,swarm,imbalanced", "--objects", "50,300",
                         "--modes", mode_list, "--workers", "2", "--frames", "3", "--warmup", "1",
                         "--repeats", "1", "--trace-frames", "0", "--no-pin", "--width", "160",
-                        "--height", "96", "--screenshot", shots.string(), "--out", dir.string()});
+                        "--height", "96", "--screenshot", shots.string(), "--planned-frames", "0", "--out", dir.string()});
   // clang-format on
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("the same image"), std::string::npos) << r.out;
@@ -646,7 +651,7 @@ TEST(LoadTestRun, TheReportShowsAThumbnailOfEverySceneAndCountByDefault) {
   // clang-format off
   const Result r = run({"--scene", "boids,cubes", "--objects", "50,300", "--modes", "single",
                         "--frames", "2", "--warmup", "1", "--repeats", "1", "--trace-frames", "0",
-                        "--width", "800", "--height", "450", "--out", dir.string()});
+                        "--width", "800", "--height", "450", "--planned-frames", "0", "--out", dir.string()});
   // clang-format on
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string html = slurp(dir / "report.html");
@@ -743,7 +748,7 @@ TEST(LoadTestRun, SwarmDrawsSmallAgentsAsPointsAndTheReportCountsThem) {
     const Result r = run({"--scene", "swarm", "--objects", "20000", "--points",
                           std::to_string(points), "--modes", own_mode_list(), "--workers", "2",
                           "--frames", "3", "--warmup", "1", "--repeats", "1", "--trace-frames",
-                          "0", "--no-pin", "--out", dir.string()});
+                          "0", "--no-pin", "--planned-frames", "0", "--out", dir.string()});
     // clang-format on
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("every mode ended with the same world hash and the same image"),
@@ -783,7 +788,7 @@ TEST(LoadTestRun, OrchestraMixesTheSameInEveryModeAndEveryScenePlaysSound) {
   const Result r = run({"--scene", "orchestra,boxes", "--objects", "20,200", "--modes", mode_list,
                         "--workers", "2", "--frames", "6", "--warmup", "2", "--repeats", "1",
                         "--trace-frames", "0", "--no-pin", "--width", "160", "--height", "96",
-                        "--out", dir.string()});
+                        "--planned-frames", "0", "--out", dir.string()});
   // clang-format on
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("every mode ended with the same world hash"), std::string::npos) << r.out;

@@ -588,7 +588,8 @@ json to_json(const Run& run, const detail::Model& m) {
                    {"repeats", run.repeats},
                    {"background", run.background},
                    {"cpu_weight", run.cpu_weight},
-                   {"pin_when_busy", run.pin_when_busy}};
+                   {"pin_when_busy", run.pin_when_busy},
+                   {"planned_frames", run.planned_frames}};
   j["settings"]["parameters"] = json::object();
   for (const auto& [name, value] : run.parameters) j["settings"]["parameters"][name] = value;
   json series = json::array();

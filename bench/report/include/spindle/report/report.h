@@ -149,6 +149,8 @@ struct Run {
   // Whether dynamic mode kept pinned workers as candidates while other programs kept every core
   // busy (EngineConfig::unpin_when_cores_busy = false; never with --no-pin, which never pins).
   bool pin_when_busy = false;
+  // Frames recorded per predicted count above a series' workers (Prediction::planned_frames).
+  std::uint32_t planned_frames = 0;
   // Scene parameters of this run ("crowd.joints" -> 50), shown with the settings.
   std::vector<std::pair<std::string, std::int64_t>> parameters;
   std::vector<Series> series;
