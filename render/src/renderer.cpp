@@ -46,16 +46,6 @@ constexpr int kStripsPerTile = 4;
 constexpr std::uint64_t kSplitAboveMean = 3;
 static_assert((kTile / kStripsPerTile) % raster::kDepthBlock == 0);
 
-// The threads the renderer cuts its passes for: in dynamic mode those the frame may wake
-// (JobSystem::active_workers()), not every participant. One active worker runs the chunks one
-// after another, so the passes are cut as for single mode: each further batch of the geometry
-// pass is one more list every tile's raster job walks. `planned`: Renderer::plan_for()'s count
-// (0: none).
-std::uint32_t split_workers(const jobs::JobSystem& jobs, std::uint32_t planned) {
-  if (planned > 0) return planned;
-  return std::max<std::uint32_t>(1, std::min(jobs.worker_count(), jobs.active_workers()));
-}
-
 // A bin entry: the primitive's index in its batch (kEntryPoint set: in its points, otherwise in
 // its triangles), and in the top bits which of the tile's strips (raster_pass()) its rows touch,
 // so that a strip skips the others without reading them.
@@ -346,6 +336,16 @@ struct Renderer::Impl {
   raster::Viewport viewport;
   int tile = kTile;                   // kTile or kBigTile (choose_tile())
   std::uint32_t planned_workers = 0;  // plan_for()
+
+  // The threads the passes are cut for: plan_for()'s count, or in dynamic mode those the frame
+  // may wake (JobSystem::active_workers()), not every participant. One active worker runs the
+  // chunks one after another, so the passes are cut as for single mode: each further batch of
+  // the geometry pass is one more list every tile's raster job walks.
+  std::uint32_t split_workers(const jobs::JobSystem& jobs) const {
+    if (planned_workers > 0) return planned_workers;
+    return std::max<std::uint32_t>(1, std::min(jobs.worker_count(), jobs.active_workers()));
+  }
+
   int strip_rows = kTile / kStripsPerTile;
   int tiles_x = 0;
   int tiles_y = 0;
@@ -890,10 +890,10 @@ struct Renderer::Impl {
     // memory: serially, 200,000 of them were the longest serial stretch of the frame.
     std::uint64_t* prefix = draw_triangles.data();
     prefix[0] = 0;
-    const std::uint32_t scan_chunks = static_cast<std::uint32_t>(std::clamp<std::size_t>(
-        n / 2048, 1,
-        std::min<std::size_t>({scan_sums.size(), chunk_points.size(),
-                               4 * std::size_t{split_workers(jobs, planned_workers)}})));
+    const std::uint32_t scan_chunks = static_cast<std::uint32_t>(
+        std::clamp<std::size_t>(n / 2048, 1,
+                                std::min<std::size_t>({scan_sums.size(), chunk_points.size(),
+                                                       4 * std::size_t{split_workers(jobs)}})));
     // Each draw's level of detail is decided here too, and a point made: it counts as one
     // triangle.
     core::for_each_chunk(jobs, scan_chunks, {"render_geometry", tag}, [&](std::uint32_t c) {
@@ -931,8 +931,8 @@ struct Renderer::Impl {
       for (std::size_t k = r.begin; k < r.end; ++k) prefix[k + 1] += offset;
     });
     const std::uint64_t total = prefix[n];
-    std::uint32_t count = std::clamp<std::uint32_t>(
-        std::max(chunks, 4 * split_workers(jobs, planned_workers)), 1, config.max_batches);
+    std::uint32_t count =
+        std::clamp<std::uint32_t>(std::max(chunks, 4 * split_workers(jobs)), 1, config.max_batches);
     count = static_cast<std::uint32_t>(
         std::min<std::uint64_t>(count, std::max<std::uint64_t>(total / 256, 1)));
     batch_count = count;
@@ -1052,7 +1052,7 @@ struct Renderer::Impl {
     const auto cost = [&](std::uint32_t item) {
       return tile_cost(item >> 8) / tile_items[item >> 8];
     };
-    const std::uint32_t lanes = std::min(split_workers(jobs, planned_workers), kMaxLanes);
+    const std::uint32_t lanes = std::min(split_workers(jobs), kMaxLanes);
     {
       // Each tile counts one more than its cost, so that empty tiles are shared out too.
       const auto tiles = static_cast<std::uint32_t>(tile_count);
@@ -1407,7 +1407,7 @@ void Renderer::prepare(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_
 
 void Renderer::geometry(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t tag) {
   Impl& m = *impl_;
-  m.choose_tile(split_workers(jobs, m.planned_workers));
+  m.choose_tile(m.split_workers(jobs));
   const std::size_t n = m.prep.draw_list().size();
   Stats& s = m.stats;
   s.batches = 0;
@@ -1505,7 +1505,7 @@ std::uint32_t Renderer::planned_workers() const {
 }
 
 void Renderer::render(jobs::JobSystem& jobs, std::uint16_t tag) {
-  const std::uint32_t chunks = 4 * split_workers(jobs, impl_->planned_workers);
+  const std::uint32_t chunks = 4 * impl_->split_workers(jobs);
   prepare(jobs, chunks, tag);
   geometry(jobs, chunks, tag);
   raster(jobs, chunks, tag);

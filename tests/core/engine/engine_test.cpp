@@ -497,11 +497,11 @@ TEST(Engine, FrameCpuTimeCountsEveryThreadStillRunningAtTheFrameEnd) {
 // While other threads keep every core busy, dynamic mode stops pinning: pinned candidates are
 // not even tried, since one pinned trial spreads the threads over the cores for good
 // (docs/jobs.md). The busy threads here are the test's own, one more than the cores: the probe
-// counts every runnable thread but the frame's. Its window is 16 samples 2 ms apart, so the
-// frames after 80 ms are checked (FrameStats::cores_busy says what the choice saw; that the
-// window forgets them when they stop is the probe's own test, since other tests may be running
-// beside this one). With
-// unpin_when_cores_busy = false the engine does not ask.
+// counts every runnable thread but the frame's. Frames run until one says it saw every core busy
+// (FrameStats::cores_busy: the probe's window of 16 samples filled), then 40 more must all say so
+// and none may be pinned. That the window forgets the threads once they stop is the probe's own
+// test (other tests may run beside this one). With unpin_when_cores_busy = false the engine does
+// not ask.
 TEST(Engine, DynamicModeStopsPinningWhileEveryCoreIsBusy) {
   if (!jobs::mode_available(jobs::Mode::Dynamic)) GTEST_SKIP() << "needs the threaded scheduler";
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
@@ -523,9 +523,19 @@ TEST(Engine, DynamicModeStopsPinningWhileEveryCoreIsBusy) {
         while (!stop.load(std::memory_order_relaxed)) {
         }
       });
-    // At most a sample a frame: at least 40 frames and 80 ms (a sanitizer's slow frames).
-    const std::uint64_t start = monotonic_ns();
-    for (int frame = 0; frame < 40 || monotonic_ns() - start < 80'000'000; ++frame) engine.step();
+    // Each frame does 0.4 ms of work or more, and the probe samples at most every 2 ms: some
+    // 80 frames fill its window; the cap only keeps a broken probe from looping for good.
+    const int cap = unpin ? 20'000 : 200;  // not asked: 200 frames, well past a window
+    int frames = 0;
+    for (; frames < cap; ++frames) {
+      engine.step();
+      if (engine.last_frame().cores_busy) break;
+    }
+    if (unpin) {
+      EXPECT_LT(frames, cap) << "the probe saw every core busy";
+    } else {
+      EXPECT_EQ(frames, cap) << "not asked";
+    }
     int pinned = 0, busy = 0;
     for (int frame = 0; frame < 40; ++frame) {
       engine.step();
