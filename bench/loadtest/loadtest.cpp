@@ -64,9 +64,10 @@ struct Options {
   std::uint32_t trace_frames = 8;
   std::uint32_t planned_frames = 3;  // --planned-frames: per predicted count above the workers
   bool pin = true;
-  double cpu_weight = 1.0;      // --cpu-weight: EngineConfig::worker_cpu_weight
-  bool unpin_when_busy = true;  // !--pin-when-busy: EngineConfig::unpin_when_cores_busy
-  std::uint32_t width = 640;    // the rendered image
+  double cpu_weight = 1.0;                  // --cpu-weight: EngineConfig::worker_cpu_weight
+  bool unpin_when_busy = true;              // !--pin-when-busy: EngineConfig::unpin_when_cores_busy
+  std::uint32_t unpin_when_busy_cores = 4;  // --unpin-when-busy-cores: ...max_cores
+  std::uint32_t width = 640;                // the rendered image
   std::uint32_t height = 360;
   std::string screenshot_dir;  // --screenshot: one PNG per scene and count
   BackgroundSpec background;   // --background: busy threads beside the measured frames
@@ -245,6 +246,7 @@ core::EngineConfig engine_config(const SceneDef& scene, const Options& o, jobs::
   c.pin_workers = o.pin;
   c.worker_cpu_weight = o.cpu_weight;
   c.unpin_when_cores_busy = o.unpin_when_busy;
+  c.unpin_when_busy_max_cores = o.unpin_when_busy_cores;
   c.entity_capacity = scene.capacity ? scene.capacity(objects) : objects + 1024;
   c.profile = profile;
   c.record_job_graph = o.graph && !profile;
@@ -697,6 +699,11 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
                "dynamic mode: keep pinned workers as candidates while other programs keep every "
                "core busy (EngineConfig::unpin_when_cores_busy = false), as before")
       ->excludes("--no-pin");
+  add_integer(app, "--unpin-when-busy-cores", o.unpin_when_busy_cores, 0u, 65536u,
+              "dynamic mode stops pinning while every core is busy only on machines of at most "
+              "this many cores (EngineConfig::unpin_when_busy_max_cores; 0: any; default 4)")
+      ->excludes("--no-pin")
+      ->excludes("--pin-when-busy");
   app.add_flag("!--no-graph", o.graph,
                "do not record the measured frames' job graphs (no span, bound or predicted "
                "scaling in the report; recording costs a few ns per job)");
@@ -924,7 +931,11 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   run.machine = machine_facts(argc, argv);
   run.background = o.background.label();
   run.cpu_weight = o.cpu_weight;
-  run.pin_when_busy = o.pin && !o.unpin_when_busy;
+  const std::uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
+  run.pin_when_busy =
+      o.pin &&
+      !(o.unpin_when_busy && (o.unpin_when_busy_cores == 0 || cores <= o.unpin_when_busy_cores));
+  run.unpin_when_busy_cores = o.unpin_when_busy_cores;
   run.planned_frames = o.planned_frames;
   run.seed = o.seed;
   run.frames = o.frames;

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -166,29 +167,52 @@ TEST(LoadTestCli, CpuWeightTakesAFiniteNumberInItsRange) {
 }
 
 // --pin-when-busy keeps dynamic mode's pinned candidates beside a busy machine; with --no-pin
-// there is nothing to keep, so the two together are refused. The setting reaches run.json and
-// the report's settings.
+// there is nothing to keep, so the two together are refused. --unpin-when-busy-cores N stops
+// pinning only on machines of at most N cores (0: any), and is refused beside either. What dynamic
+// mode did on this machine reaches run.json and the report's settings.
 TEST(LoadTestCli, PinWhenBusyIsASettingAndExcludesNoPin) {
   const auto dir = temp_dir("pin_when_busy");
-  const Result both =
-      run({"--scene", "boids", "--pin-when-busy", "--no-pin", "--out", dir.string()});
-  EXPECT_EQ(both.code, 2) << both.err;
-  EXPECT_NE(both.err.find("--pin-when-busy"), std::string::npos) << both.err;
-  EXPECT_NE(both.err.find("--no-pin"), std::string::npos) << both.err;
-  EXPECT_FALSE(std::filesystem::exists(dir)) << "refused before anything was written";
-  for (const bool keep : {true, false}) {
+  for (const std::vector<std::string>& clash :
+       {std::vector<std::string>{"--pin-when-busy", "--no-pin"},
+        std::vector<std::string>{"--unpin-when-busy-cores", "2", "--no-pin"},
+        std::vector<std::string>{"--unpin-when-busy-cores", "2", "--pin-when-busy"}}) {
+    std::vector<std::string> args = {"--scene", "boids", "--out", dir.string()};
+    args.insert(args.end(), clash.begin(), clash.end());
+    const Result both = run(args);
+    EXPECT_EQ(both.code, 2) << both.err;
+    EXPECT_NE(both.err.find(clash[0]), std::string::npos) << both.err;
+    EXPECT_NE(both.err.find(clash.back()), std::string::npos) << both.err;
+    EXPECT_FALSE(std::filesystem::exists(dir)) << "refused before anything was written";
+  }
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  struct Case {
+    std::vector<std::string> flags;
+    bool pins;                // settings.pin_when_busy on this machine
+    std::uint32_t max_cores;  // settings.unpin_when_busy_cores
+  };
+  std::vector<Case> cases = {{{}, cores > 4, 4},
+                             {{"--pin-when-busy"}, true, 4},
+                             {{"--unpin-when-busy-cores", "0"}, false, 0},
+                             {{"--unpin-when-busy-cores", std::to_string(cores)}, false, cores}};
+  if (cores > 1)
+    cases.push_back({{"--unpin-when-busy-cores", std::to_string(cores - 1)}, true, cores - 1});
+  for (const auto& [flags, pins, max_cores] : cases) {
+    SCOPED_TRACE(testing::Message() << flags.size() << " flags, " << max_cores << " cores");
     std::vector<std::string> args = {"--scene",        "boids",  "--objects", "10",
                                      "--modes",        "single", "--frames",  "1",
                                      "--warmup",       "0",      "--repeats", "1",
                                      "--trace-frames", "0",      "--out",     dir.string()};
-    if (keep) args.push_back("--pin-when-busy");
+    args.insert(args.end(), flags.begin(), flags.end());
     const Result r = run(args);
     ASSERT_EQ(r.code, 0) << r.err;
     const nlohmann::json run_json = nlohmann::json::parse(slurp(dir / "run.json"));
-    EXPECT_EQ(run_json["settings"]["pin_when_busy"].get<bool>(), keep);
+    EXPECT_EQ(run_json["settings"]["pin_when_busy"].get<bool>(), pins);
+    EXPECT_EQ(run_json["settings"]["unpin_when_busy_cores"].get<std::uint32_t>(), max_cores);
+    const std::string scope =
+        max_cores == 0 ? "any size" : "at most " + std::to_string(max_cores) + " cores";
     EXPECT_NE(slurp(dir / "report.md")
                   .find(std::string("dynamic mode pins while every core is busy: ") +
-                        (keep ? "yes" : "no")),
+                        (pins ? "yes" : "no") + " (it stops on machines of " + scope + ")"),
               std::string::npos);
   }
 }

@@ -691,7 +691,8 @@ std::string render_html(const Run& run, const Model& m, const std::string& root)
   li("repeats", std::to_string(run.repeats));
   li("background load", run.background);
   li("dynamic mode's weight on a worker's CPU time", fixed(run.cpu_weight, 2));
-  li("dynamic mode pins while every core is busy", run.pin_when_busy ? "yes" : "no");
+  li("dynamic mode pins while every core is busy",
+     std::string(run.pin_when_busy ? "yes" : "no") + " (" + unpin_when_busy_scope(run) + ")");
   li("seed", std::to_string(run.seed));
   li("non-finite frame times dropped", std::to_string(m.dropped));
   for (const auto& [name, value] : run.parameters) li(name.c_str(), std::to_string(value));

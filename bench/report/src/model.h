@@ -63,6 +63,9 @@ Model build_model(const Run& run);
 int mode_rank(const std::string& mode);
 // Fixed, locale-independent "%.<decimals>f"; "" for NaN/inf.
 std::string fixed(double v, int decimals = 4);
+// Where dynamic mode stops pinning while every core is busy: "on machines of at most 4 cores",
+// "on machines of any size".
+std::string unpin_when_busy_scope(const Run& run);
 // Short label for axis ticks (e.g. 0.25, 12, 1.5e+06).
 std::string tick_label(double v);
 std::string html_escape(std::string_view s);

@@ -42,6 +42,12 @@ int mode_rank(const std::string& mode) {
   return 4;
 }
 
+std::string unpin_when_busy_scope(const Run& run) {
+  return run.unpin_when_busy_cores == 0 ? "it stops on machines of any size"
+                                        : "it stops on machines of at most " +
+                                              std::to_string(run.unpin_when_busy_cores) + " cores";
+}
+
 std::string fixed(double v, int decimals) {
   if (!std::isfinite(v)) return "";
   char buf[400];  // fits the longest double (1.8e308) in fixed notation
@@ -589,6 +595,7 @@ json to_json(const Run& run, const detail::Model& m) {
                    {"background", run.background},
                    {"cpu_weight", run.cpu_weight},
                    {"pin_when_busy", run.pin_when_busy},
+                   {"unpin_when_busy_cores", run.unpin_when_busy_cores},
                    {"planned_frames", run.planned_frames}};
   j["settings"]["parameters"] = json::object();
   for (const auto& [name, value] : run.parameters) j["settings"]["parameters"][name] = value;
@@ -781,6 +788,7 @@ std::string to_markdown(const Run& run, const detail::Model& m) {
          "\n- background load: " + md_cell(run.background) +
          "\n- dynamic mode's weight on a worker's CPU time: " + fixed(run.cpu_weight, 2) +
          "\n- dynamic mode pins while every core is busy: " + (run.pin_when_busy ? "yes" : "no") +
+         " (" + detail::unpin_when_busy_scope(run) + ")" +
          "\n- non-finite frame times dropped: " + std::to_string(m.dropped) + "\n";
   for (const auto& [name, value] : run.parameters)
     out += "- " + md_cell(name) + ": " + std::to_string(value) + "\n";

@@ -747,7 +747,9 @@ void Engine::Impl::run_frame(std::uint32_t steps, std::int64_t present_dt_ns, fl
     controller.may_unpin = config.pin_workers;
     controller.cpu_weight = config.worker_cpu_weight;
     controller.cores_busy = false;
-    if (config.pin_workers && config.unpin_when_cores_busy) {
+    if (config.pin_workers && config.unpin_when_cores_busy &&
+        (config.unpin_when_busy_max_cores == 0 ||
+         cores_probe.cores() <= config.unpin_when_busy_max_cores)) {
       cores_probe.sample(monotonic_ns());
       controller.cores_busy = cores_probe.busy();
     }

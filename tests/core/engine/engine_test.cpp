@@ -500,15 +500,25 @@ TEST(Engine, FrameCpuTimeCountsEveryThreadStillRunningAtTheFrameEnd) {
 // counts every runnable thread but the frame's. Frames run until one says it saw every core busy
 // (FrameStats::cores_busy: the probe's window of 16 samples filled), then 40 more must all say so
 // and none may be pinned. That the window forgets the threads once they stop is the probe's own
-// test (other tests may run beside this one). With unpin_when_cores_busy = false the engine does
-// not ask.
+// test (other tests may run beside this one). With unpin_when_cores_busy = false, or on a machine
+// of more cores than unpin_when_busy_max_cores, the engine does not ask.
 TEST(Engine, DynamicModeStopsPinningWhileEveryCoreIsBusy) {
   if (!jobs::mode_available(jobs::Mode::Dynamic)) GTEST_SKIP() << "needs the threaded scheduler";
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  for (const bool unpin : {true, false}) {
+  struct Case {
+    bool unpin;               // whether the engine should ask the probe
+    bool on;                  // EngineConfig::unpin_when_cores_busy
+    std::uint32_t max_cores;  // EngineConfig::unpin_when_busy_max_cores
+  };
+  std::vector<Case> cases = {{true, true, cores}, {true, true, 0}, {false, false, 0}};
+  if (cores > 1) cases.push_back({false, true, cores - 1});  // a machine above the limit
+  for (const auto& [unpin, on, max_cores] : cases) {
+    SCOPED_TRACE(testing::Message() << "unpin_when_cores_busy " << on << ", max cores " << max_cores
+                                    << " on " << cores);
     EngineConfig config = config_for(jobs::Mode::Dynamic, 2);
     config.pin_workers = true;
-    config.unpin_when_cores_busy = unpin;
+    config.unpin_when_cores_busy = on;
+    config.unpin_when_busy_max_cores = max_cores;
     Engine engine(config);
     struct A {};
     engine.add_stage({.name = "work", .access = Access{}.write<A>(), .run = [](StageContext& ctx) {

@@ -149,6 +149,9 @@ struct Run {
   // Whether dynamic mode kept pinned workers as candidates while other programs kept every core
   // busy (EngineConfig::unpin_when_cores_busy = false; never with --no-pin, which never pins).
   bool pin_when_busy = false;
+  // The most cores of a machine where dynamic mode stops pinning while every core is busy
+  // (EngineConfig::unpin_when_busy_max_cores; 0: any size). pin_when_busy says what it did here.
+  std::uint32_t unpin_when_busy_cores = 0;
   // Frames recorded per predicted count above a series' workers (Prediction::planned_frames).
   std::uint32_t planned_frames = 0;
   // Scene parameters of this run ("crowd.joints" -> 50), shown with the settings.

@@ -257,6 +257,11 @@ struct EngineConfig {
   // threads, at least as many as the cores, in each of the last 16 samples 2 ms apart), choose
   // only among candidates not pinned. false: pinned ones stay candidates whatever the load.
   bool unpin_when_cores_busy = true;
+  // ... on machines of at most this many cores (0: any size). Measured on 2 cores beside 2 steady
+  // loops, not pinning took dynamic from 0.60-0.87x single's speed to 0.92-1.01x; on 16 cores
+  // beside 16 loops, pinned dynamic ran at 4.41x single against tbb's 1.00x, and not pinned was
+  // never measured there, so a bigger machine keeps the pinned candidates (docs/jobs.md).
+  std::uint32_t unpin_when_busy_max_cores = 4;
   // A memory budget (spindle/base/budget.h) the engine books its own data in: the job pool in its
   // arena "jobs", the world in "ecs", the stage graph in "engine" (an arena missing: the caller's
   // current BudgetScope). nullptr: the heap. Takes effect with spindle::heap_guard linked.
