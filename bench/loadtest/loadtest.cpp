@@ -64,10 +64,11 @@ struct Options {
   std::uint32_t trace_frames = 8;
   std::uint32_t planned_frames = 3;  // --planned-frames: per predicted count above the workers
   bool pin = true;
-  double cpu_weight = 1.0;                  // --cpu-weight: EngineConfig::worker_cpu_weight
-  bool unpin_when_busy = true;              // !--pin-when-busy: EngineConfig::unpin_when_cores_busy
-  std::uint32_t unpin_when_busy_cores = 4;  // --unpin-when-busy-cores: ...max_cores
-  std::uint32_t width = 640;                // the rendered image
+  double cpu_weight = 1.0;               // --cpu-weight: EngineConfig::worker_cpu_weight
+  bool unpin_when_busy = true;           // !--pin-when-busy: EngineConfig::unpin_when_cores_busy
+  std::uint32_t unpin_when_busy_cores =  // --unpin-when-busy-cores
+      core::EngineConfig{}.unpin_when_busy_max_cores;
+  std::uint32_t width = 640;  // the rendered image
   std::uint32_t height = 360;
   std::string screenshot_dir;  // --screenshot: one PNG per scene and count
   BackgroundSpec background;   // --background: busy threads beside the measured frames
