@@ -932,10 +932,11 @@ int run_loadtest(int argc, const char* const* argv, std::ostream& out, std::ostr
   run.machine = machine_facts(argc, argv);
   run.background = o.background.label();
   run.cpu_weight = o.cpu_weight;
-  const std::uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
-  run.pin_when_busy =
-      o.pin &&
-      !(o.unpin_when_busy && (o.unpin_when_busy_cores == 0 || cores <= o.unpin_when_busy_cores));
+  core::EngineConfig busy_rule;
+  busy_rule.pin_workers = o.pin;
+  busy_rule.unpin_when_cores_busy = o.unpin_when_busy;
+  busy_rule.unpin_when_busy_max_cores = o.unpin_when_busy_cores;
+  run.pin_when_busy = o.pin && !core::unpins_when_cores_busy(busy_rule);
   run.unpin_when_busy_cores = o.unpin_when_busy_cores;
   run.planned_frames = o.planned_frames;
   run.seed = o.seed;

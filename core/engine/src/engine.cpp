@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include <spindle/base/budget.h>
 #include <spindle/base/profiler.h>
@@ -69,13 +70,20 @@ World make_world(const EngineConfig& c) {
 
 }  // namespace
 
+bool unpins_when_cores_busy(const EngineConfig& config) {
+  const std::uint32_t cores = std::max(1u, std::thread::hardware_concurrency());  // as the probe
+  return config.pin_workers && config.unpin_when_cores_busy &&
+         (config.unpin_when_busy_max_cores == 0 || cores <= config.unpin_when_busy_max_cores);
+}
+
 Engine::Impl::Impl(Engine& owner_engine, const EngineConfig& engine_config)
     : owner(owner_engine),
       config(engine_config),
       jobs(make_jobs(engine_config)),
       world(make_world(engine_config)),
       game_clock(engine_config.fixed_step_ns),
-      fixed(engine_config.fixed_step_ns, engine_config.max_steps_per_frame) {
+      fixed(engine_config.fixed_step_ns, engine_config.max_steps_per_frame),
+      ask_cores_probe(unpins_when_cores_busy(engine_config)) {
   if (!jobs::mode_available(config.mode)) {
     SPINDLE_LOG_WARNING(Core, "engine: mode %s is not available in this build; using single",
                         jobs::to_string(config.mode));
@@ -747,9 +755,7 @@ void Engine::Impl::run_frame(std::uint32_t steps, std::int64_t present_dt_ns, fl
     controller.may_unpin = config.pin_workers;
     controller.cpu_weight = config.worker_cpu_weight;
     controller.cores_busy = false;
-    if (config.pin_workers && config.unpin_when_cores_busy &&
-        (config.unpin_when_busy_max_cores == 0 ||
-         cores_probe.cores() <= config.unpin_when_busy_max_cores)) {
+    if (ask_cores_probe) {
       cores_probe.sample(monotonic_ns());
       controller.cores_busy = cores_probe.busy();
     }

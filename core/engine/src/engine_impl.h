@@ -86,7 +86,8 @@ struct Engine::Impl {
   // game may have started threads since), so that a worker still running at the frame's end
   // counts in full (process_cpu_ns() would give it to a later frame).
   ProcessCpuTimer cpu_timer;
-  CoresBusyProbe cores_probe;  // dynamic mode: whether other programs keep every core busy
+  CoresBusyProbe cores_probe;    // dynamic mode: whether other programs keep every core busy
+  bool ask_cores_probe = false;  // unpins_when_cores_busy(config)
   // Job-system overflows before this frame, and the warning's throttle.
   std::uint64_t overflows_before = 0;
   std::uint64_t overflow_frames = 0;

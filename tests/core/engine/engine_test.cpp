@@ -519,6 +519,7 @@ TEST(Engine, DynamicModeStopsPinningWhileEveryCoreIsBusy) {
     config.pin_workers = true;
     config.unpin_when_cores_busy = on;
     config.unpin_when_busy_max_cores = max_cores;
+    EXPECT_EQ(unpins_when_cores_busy(config), unpin);
     Engine engine(config);
     struct A {};
     engine.add_stage({.name = "work", .access = Access{}.write<A>(), .run = [](StageContext& ctx) {

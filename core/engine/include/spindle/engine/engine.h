@@ -268,6 +268,11 @@ struct EngineConfig {
   MemoryBudget* memory = nullptr;
 };
 
+// Whether dynamic mode, with `config` on this machine, stops pinning its workers while other
+// programs keep every core busy: pin_workers and unpin_when_cores_busy set, and the machine's
+// cores within unpin_when_busy_max_cores (0: any).
+bool unpins_when_cores_busy(const EngineConfig& config);
+
 class Engine {
  public:
   explicit Engine(const EngineConfig& config = {});
