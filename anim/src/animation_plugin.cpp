@@ -225,6 +225,19 @@ CharacterView Animation::view(Entity entity) const {
   return v;
 }
 
+SkinTargets Animation::skin_targets(Entity entity) const {
+  // Only what anim_pose's bookkeeping writes: anim_skin may be writing the rest.
+  if (entity.index >= impl_->slot_of.size() || impl_->slot_of[entity.index] == kNone) return {};
+  const Animated& c = *impl_->characters[impl_->slot_of[entity.index]];
+  if (c.generation != entity.generation || c.rejected) return {};
+  SkinTargets t{.valid = true};
+  if (c.mesh != nullptr) {
+    t.positions = {c.px, c.py, c.pz};
+    if (config_.skin_normals) t.normals = {c.nx, c.ny, c.nz};
+  }
+  return t;
+}
+
 void Animation::advance(float dt, AnimationPlayer& player) const {
   for (AnimationLayer& layer : player.layers) {
     const Clip* c = clip(layer.clip);
@@ -591,7 +604,7 @@ void AnimationPlugin::build(core::Engine& engine) {
                     .phase = kAnimationPhase,
                     .access = core::Access{}
                                   .read<AnimationPlayer, SkinnedMeshInstance, AnimationLod>()
-                                  .write<Animation, SkinnedBounds>(),
+                                  .write<Animation, SkinnedBounds, SkinTargets>(),
                     .run = [a](core::StageContext& ctx) { a->pose(ctx); },
                     .simulation = false});
   engine.add_stage({.name = "anim_skin",

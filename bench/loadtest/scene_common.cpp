@@ -51,7 +51,8 @@ void use_transforms(core::Engine& engine) {
 
 render::Renderer& add_scene_renderer(
     core::Engine& engine, const SceneParams& p, render::Camera camera, std::uint32_t max_draws,
-    std::function<void(core::StageContext&, render::Renderer&)> submit, core::Access submit_reads) {
+    std::function<void(core::StageContext&, render::Renderer&)> submit, core::Access submit_reads,
+    core::Access geometry_reads) {
   if (const SceneRendering* existing = engine.world().resource<SceneRendering>())
     return *existing->renderer;
   render::RenderPluginConfig config;
@@ -60,6 +61,7 @@ render::Renderer& add_scene_renderer(
   config.renderer.max_draws = std::max(max_draws, 16u) + p.extra_draws;
   config.submit = std::move(submit);
   config.submit_access = std::move(submit_reads);
+  config.geometry_access = std::move(geometry_reads);
   if (has_param(p, "points") && p.param("points") != 0) config.renderer.point_pixels = kPointPixels;
   SceneRendering rendering;
   if (p.param("draw") != 0) {

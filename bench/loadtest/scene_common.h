@@ -45,7 +45,8 @@ struct SceneRendering {
 };
 
 // Adds the RenderPlugin (entities with WorldTransform + MeshInstance are drawn; `submit` adds
-// draws of things that are not entities; `submit_reads` is what it reads) at p.width x p.height,
+// draws of things that are not entities; `submit_reads` is what it reads; `geometry_reads` what
+// the draws' vertices point into, RenderPluginConfig::geometry_access) at p.width x p.height,
 // with `camera` (its aspect set to the image's), a sun and a little ambient light, for up to
 // `max_draws` draws a frame. When the engine has a scene renderer already (a scene set up inside
 // another), returns that one as it is: its camera, its draws, its submit.
@@ -75,7 +76,7 @@ SceneCounts& scene_counts(core::Engine& engine);
 render::Renderer& add_scene_renderer(
     core::Engine& engine, const SceneParams& p, render::Camera camera, std::uint32_t max_draws,
     std::function<void(core::StageContext&, render::Renderer&)> submit = {},
-    core::Access submit_reads = {});
+    core::Access submit_reads = {}, core::Access geometry_reads = {});
 inline constexpr float kPointPixels = 1.5f;
 inline const SceneParam kPointsParam{
     .name = "points",

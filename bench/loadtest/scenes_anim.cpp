@@ -110,14 +110,14 @@ void submit_characters(core::StageContext& ctx, render::Renderer& r,
     query.each_range(
         i, static_cast<std::uint32_t>(range.end),
         [&](core::Entity e, const core::WorldTransform&, const CrowdMember&) {
-          const anim::CharacterView view = animation.view(e);
+          const anim::SkinTargets where = animation.skin_targets(e);
           render::VertexOverride& o = look.overrides[i++];
           o = {};
-          if (!view.valid || view.positions.empty()) return;
-          o = {view.positions.x.data(), view.positions.y.data(), view.positions.z.data()};
-          if (!view.normals.empty())
-            o.nx = view.normals.x.data(), o.ny = view.normals.y.data(),
-            o.nz = view.normals.z.data();
+          if (!where.valid || where.positions.empty()) return;
+          o = {where.positions.x.data(), where.positions.y.data(), where.positions.z.data()};
+          if (!where.normals.empty())
+            o.nx = where.normals.x.data(), o.ny = where.normals.y.data(),
+            o.nz = where.normals.z.data();
           ++drawn;
         });
     look.counts[c + 1] = drawn;
@@ -171,7 +171,10 @@ void setup_crowd(core::Engine& engine, const SceneParams& p) {
         [look, &animation](core::StageContext& ctx, render::Renderer& r) {
           submit_characters(ctx, r, animation, *look);
         },
-        core::Access{}.read<anim::Animation, CrowdMember>());
+        // The draws take the skinned buffers' addresses beside anim_skin; only the geometry
+        // reads the vertices, after it.
+        core::Access{}.read<anim::SkinTargets, CrowdMember>(),
+        core::Access{}.read<anim::Animation>());
     look->material =
         look->renderer
             ->add_material(

@@ -192,6 +192,14 @@ bool JobSystem::recording() const {
   return scheduler_->recorder().active();
 }
 
+std::uint32_t JobSystem::recorded_job() const {
+  return scheduler_->recorded_job();
+}
+
+void JobSystem::record_after(std::uint32_t job) {
+  scheduler_->record_after(job);
+}
+
 void JobSystem::note_heap_continuation(const JobDesc& desc) {
   scheduler_->note_overflow(
       "no free job slot for a continuation whose dependency is pending; kept on the heap", desc);

@@ -51,7 +51,8 @@ struct Recorder::Scratch {
   };
   struct NodeDep {
     std::uint32_t node;
-    std::uint64_t key;
+    std::uint64_t key;  // a counter's key, or with `job` the node it starts after
+    bool job = false;
   };
   struct Keyed {
     std::uint64_t key;
@@ -69,7 +70,8 @@ struct Recorder::Scratch {
     std::uint64_t idle_since = 0;  // the executing thread's last event before the start
     bool idle_at_start = false;    // it was outside jobs or waiting then
     bool submitted = false, begun = false, pure = true;
-    bool queuable = false;  // ran at once only for lack of another active participant
+    bool queuable = false;    // ran at once only for lack of another active participant
+    std::uint32_t after = 0;  // of its deps, those from record_after() (released at submission)
     std::uint16_t submit_thread = 0;
   };
   std::vector<TempItem> items;
@@ -311,6 +313,13 @@ void Recorder::convert(JobGraph& out, double ns_per_tick) {
         case EventType::Dep: {
           const std::uint32_t child = node_of(e.a);
           if (child != JobGraph::kNone) s.node_deps.push_back({child, e.x});
+          break;
+        }
+        case EventType::After: {
+          const std::uint32_t child = node_of(e.a);
+          const std::uint32_t earlier = node_of(static_cast<std::uint32_t>(e.x));
+          if (child != JobGraph::kNone && earlier != JobGraph::kNone && earlier != child)
+            s.node_deps.push_back({child, earlier, true});
           break;
         }
         case EventType::Begin: {
@@ -578,7 +587,14 @@ void Recorder::convert(JobGraph& out, double ns_per_tick) {
     const std::uint64_t start = s.info[node].begun ? s.info[node].begin : end_tick_;
     const std::uint32_t first = static_cast<std::uint32_t>(out.deps.size());
     for (; k < s.node_deps.size() && s.node_deps[k].node == node; ++k) {
-      resolve(s.node_deps[k].key, start);
+      if (!s.node_deps[k].job) {
+        resolve(s.node_deps[k].key, start);
+        continue;
+      }
+      ++stamp;
+      const std::size_t before = out.deps.size();
+      add_dep(static_cast<std::uint32_t>(s.node_deps[k].key));
+      s.info[node].after += static_cast<std::uint32_t>(out.deps.size() - before);
     }
     out.nodes[node].first_dep = first;
     out.nodes[node].deps = static_cast<std::uint32_t>(out.deps.size()) - first;
@@ -630,7 +646,8 @@ void Recorder::convert(JobGraph& out, double ns_per_tick) {
       for (std::uint32_t k = node.first_item; k < node.first_item + node.items; ++k)
         if (out.items[k].kind == Kind::Compute) out.ranges[node.range].ns += out.items[k].ns;
     }
-    if (n > 0 && inf.submitted && inf.begun && node.deps == 0 && inf.idle_at_start &&
+    // A run_after() job's submission is not its release; record_after()'s are released already.
+    if (n > 0 && inf.submitted && inf.begun && node.deps == inf.after && inf.idle_at_start &&
         node.thread != inf.submit_thread && inf.idle_since <= inf.submit && inf.begin >= inf.submit)
       s.latencies.push_back(ns(inf.begin) - ns(inf.submit));
   }

@@ -31,6 +31,7 @@ class Recorder {
   enum class EventType : std::uint8_t {
     Submit,      // x: counter key, y: range id (0: none), a: job id, tag, flags
     Dep,         // x: counter key, a: job id
+    After,       // x: the id of a job it starts after (JobSystem::record_after()), a: job id
     Begin,       // x: its name (const char*), a: job id (0: submitted before the recording)
     End,         // a: job id
     WaitBegin,   // x: counter key

@@ -30,6 +30,11 @@ thread_local std::uint64_t t_nested_ticks = 0;
 thread_local std::uint16_t t_current_tag = 0;
 // Set by spawn_range() for the submission it makes (a parallel_for's piece, in a recording).
 thread_local std::uint32_t t_spawn_range = 0;
+// The recording's id of the job running on this thread (0: none, or not recorded).
+thread_local std::uint32_t t_record_id = 0;
+// record_after(): jobs the next submission from this thread starts after, in the recording.
+thread_local std::uint32_t t_after[JobSystem::kMaxRecordAfter];
+thread_local std::uint32_t t_after_count = 0;
 
 std::uint32_t round_up_pow2(std::uint32_t v) {
   std::uint32_t p = 1;
@@ -292,6 +297,16 @@ void Scheduler::note_submit(Job* job, std::span<Counter* const> dependencies, Su
   t_spawn_range = 0;
   job->record_id = 0;
   if (recorder_->active()) record_submit(job, dependencies, range, path);
+  t_after_count = 0;
+}
+
+std::uint32_t Scheduler::recorded_job() const {
+  return recorder_->active() ? t_record_id : 0;
+}
+
+void Scheduler::record_after(std::uint32_t job) {
+  if (job == 0 || !recorder_->active() || t_after_count >= JobSystem::kMaxRecordAfter) return;
+  t_after[t_after_count++] = job;
 }
 
 void Scheduler::record_submit(Job* job, std::span<Counter* const> dependencies, std::uint32_t range,
@@ -316,6 +331,8 @@ void Scheduler::record_submit(Job* job, std::span<Counter* const> dependencies, 
     if ((word & CounterState::kPendingMask) == 0) continue;
     recorder_->add(Recorder::EventType::Dep, Recorder::key(c, word, false), 0, job->record_id);
   }
+  for (std::uint32_t k = 0; k < t_after_count; ++k)
+    recorder_->add(Recorder::EventType::After, t_after[k], 0, job->record_id);
 }
 
 void Scheduler::submit(Job* job, std::span<Counter* const> dependencies) {
@@ -417,9 +434,11 @@ void Scheduler::execute(Job* job, std::uint32_t worker, bool batch) {
   const std::uint64_t outer_nested = t_nested_ticks;
   const std::uint16_t outer_tag = t_current_tag;
   const std::uint32_t outer_spawn_range = t_spawn_range;
+  const std::uint32_t outer_record_id = t_record_id;
   t_nested_ticks = 0;
   t_current_tag = desc.tag;
   t_spawn_range = 0;
+  t_record_id = record ? record_id : 0;
   ++t_job_depth;
   const bool own_slot = exclusive && slot < worker_count_;
   if (own_slot) running_[slot].depth.store(t_job_depth, std::memory_order_relaxed);
@@ -441,6 +460,7 @@ void Scheduler::execute(Job* job, std::uint32_t worker, bool batch) {
   t_nested_ticks = outer_nested + elapsed;
   t_current_tag = outer_tag;
   t_spawn_range = outer_spawn_range;
+  t_record_id = outer_record_id;
   if (record) recorder_->add_at(end, Recorder::EventType::End, 0, 0, record_id);
   book(slot, exclusive && slot < worker_count_, desc, own);
   if (hooks_.on_end != nullptr) hooks_.on_end(hooks_.user, desc, worker);

@@ -210,6 +210,9 @@ class Scheduler {
   void reset_stats();
   void set_hooks(const JobHooks& hooks) { hooks_ = hooks; }
   Recorder& recorder() { return *recorder_; }
+  // JobSystem::recorded_job(), record_after().
+  std::uint32_t recorded_job() const;
+  void record_after(std::uint32_t job);
   double ns_per_tick() const { return process_clock().ns_per_tick(); }
   void note_overflow(const char* what, const JobDesc& desc);
   void log(LogLevel level, const char* message) const;

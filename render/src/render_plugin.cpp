@@ -89,7 +89,7 @@ void RenderPlugin::build(core::Engine& engine) {
        .simulation = false});
   engine.add_stage({.name = "render_geometry",
                     .phase = kRenderPhase,
-                    .access = core::Access{}.write<RendererAccess>(),
+                    .access = core::Access(config_.geometry_access).write<RendererAccess>(),
                     .run =
                         [r, cfg](core::StageContext& ctx) {
                           if (cfg->overlay)

@@ -40,20 +40,32 @@ namespace simd = raster::simd;
 constexpr int kTile = raster::kTileSize;
 constexpr int kBigTile = 2 * kTile;
 constexpr int kBigTilesPerWorker = 8;
-// A busy tile's strips (raster_pass()): a quarter of the tile each, whole 8x8 depth blocks, so
-// no two strips share one.
-constexpr int kStripsPerTile = 4;
+// A busy tile is drawn in strips (raster_pass()): 2, 4 or 8 of its kSubStrips rows of
+// strip_rows rows each, whole 8x8 depth blocks, so that no two strips share one.
+constexpr int kSubStrips = 8;
+constexpr std::uint32_t kMinBusyStrips = 4;  // strips of a tile above kSplitAboveMean
 constexpr std::uint64_t kSplitAboveMean = 3;
-static_assert((kTile / kStripsPerTile) % raster::kDepthBlock == 0);
+// Also split a tile that costs more than a kItemsPerLane-th of a lane's share of the pass, into
+// as many strips as that takes (at most kSubStrips): with many workers and few tiles (640x360 is
+// 60 tiles on 16 workers), whole tiles or quarters leave each worker three or four items of
+// 100-280 us, and the last to finish keeps the frame waiting.
+constexpr std::uint64_t kItemsPerLane = 4;
+static_assert((kTile / kSubStrips) % raster::kDepthBlock == 0);
 
 // A bin entry: the primitive's index in its batch (kEntryPoint set: in its points, otherwise in
-// its triangles), and in the top bits which of the tile's strips (raster_pass()) its rows touch,
-// so that a strip skips the others without reading them.
-constexpr std::uint32_t kEntryIndexBits = 28;
+// its triangles), and in the top bits the first and last of the tile's sub-strips (raster_pass())
+// its rows touch, so that a strip skips the others without reading them.
+constexpr std::uint32_t kEntryIndexBits = 26;
 constexpr std::uint32_t kEntryPoint = 1u << (kEntryIndexBits - 1);
 constexpr std::uint32_t kEntryRefMask = (1u << kEntryIndexBits) - 1;  // index and kind
 constexpr std::uint32_t kEntryIndexMask = kEntryPoint - 1;
-static_assert(kStripsPerTile <= 32 - static_cast<int>(kEntryIndexBits), "a bit per strip");
+constexpr std::uint32_t kEntryFirstShift = kEntryIndexBits;
+constexpr std::uint32_t kEntryLastShift = kEntryIndexBits + 3;
+static_assert(kSubStrips == 8 && kEntryLastShift + 3 == 32, "3 bits for each sub-strip index");
+
+// A raster item's part of its tile (its low byte): 0 the whole tile, or kPartStrip | first << 3
+// | last, sub-strips first to last.
+constexpr std::uint32_t kPartStrip = 0x80;
 
 // What binning needs of a primitive, kept beside the order it was made in so that binning reads
 // 8 bytes a primitive instead of its whole set-up triangle: its pixel rows and its tiles.
@@ -72,7 +84,7 @@ struct Batch {
   std::vector<raster::Point> points;
   std::vector<std::uint32_t> order;         // triangle index, or point index | kEntryPoint
   std::vector<PrimBounds> bounds;           // per entry of order
-  std::vector<std::uint32_t> entries;       // order[i] | strips << kEntryIndexBits
+  std::vector<std::uint32_t> entries;       // order[i] | first and last sub-strip touched
   std::vector<std::uint32_t> tile_offsets;  // tiles + 1: entries of tile t in [off[t], off[t+1])
   std::uint32_t triangle_count = 0;
   std::uint32_t point_count = 0;
@@ -346,7 +358,7 @@ struct Renderer::Impl {
     return std::max<std::uint32_t>(1, std::min(jobs.worker_count(), jobs.active_workers()));
   }
 
-  int strip_rows = kTile / kStripsPerTile;
+  int strip_rows = kTile / kSubStrips;
   int tiles_x = 0;
   int tiles_y = 0;
   int tile_count = 0;
@@ -406,10 +418,11 @@ struct Renderer::Impl {
   // Per raster pass (first, second) and tile: its items' time, summed, the last time the pass ran
   // (0: not measured since the tiles last changed size). Orders the next frame's items.
   std::vector<std::uint64_t> tile_ns[2];
-  // The raster pass's jobs, costliest first: tile << 8 | strip (0: the whole tile; s > 0: its
-  // rows [(s - 1) strip_rows, s strip_rows), see raster_pass()).
+  // The raster pass's jobs, costliest first: tile << 8 | part (0: the whole tile; kPartStrip |
+  // first << 3 | last: its rows [first strip_rows, (last + 1) strip_rows), see raster_pass()).
   std::vector<std::uint32_t> raster_items;
-  std::vector<TileCounts> item_counts;  // per raster item this pass
+  std::vector<TileCounts> item_counts;   // per raster item this pass
+  std::vector<std::uint64_t> item_cost;  // per raster item this pass: what the order used
   // raster_items by home lane: lane l's are [lane_begin[l], lane_begin[l + 1]), and
   // lane_next[l] is the next of them to draw (raster_pass()).
   struct alignas(64) LaneNext {
@@ -468,8 +481,9 @@ struct Renderer::Impl {
     tile_items.resize(max_tile_count);
     tile_lane.resize(max_tile_count);
     for (std::vector<std::uint64_t>& ns : tile_ns) ns.assign(max_tile_count, 0);
-    raster_items.resize(static_cast<std::size_t>(max_tile_count) * kStripsPerTile);
+    raster_items.resize(static_cast<std::size_t>(max_tile_count) * kSubStrips);
     item_counts.resize(raster_items.size());
+    item_cost.resize(raster_items.size());
     ot_tile_base.resize(max_tile_count + 1);
     if (ordering_table()) ot_refs.resize(4 * static_cast<std::size_t>(config.triangles_per_batch));
 
@@ -500,7 +514,7 @@ struct Renderer::Impl {
   void use_tile(int size) {
     SPINDLE_ASSERT(size == kTile || size == kBigTile, "renderer: tiles are 64 or 128 pixels");
     tile = size;
-    strip_rows = size / kStripsPerTile;
+    strip_rows = size / kSubStrips;
     tiles_x = (config.width + size - 1) / size;
     tiles_y = (config.height + size - 1) / size;
     tile_count = tiles_x * tiles_y;
@@ -809,12 +823,13 @@ struct Renderer::Impl {
       const std::uint32_t ref = b.order[i];
       const PrimBounds& r = bounds[i];
       for (int ty = r.ty0; ty <= r.ty1; ++ty) {
-        // The strips of tile row ty that rows [min_y, max_y] touch.
+        // The sub-strips of tile row ty that rows [min_y, max_y] touch.
         const int top = ty * tile;
-        const int first = (std::max<int>(r.min_y, top) - top) / strip_rows;
-        const int last = (std::min<int>(r.max_y, top + tile - 1) - top) / strip_rows;
-        const std::uint32_t strips = ((2u << last) - 1) & ~((1u << first) - 1);
-        const std::uint32_t entry = ref | strips << kEntryIndexBits;
+        const auto first =
+            static_cast<std::uint32_t>((std::max<int>(r.min_y, top) - top) / strip_rows);
+        const auto last =
+            static_cast<std::uint32_t>((std::min<int>(r.max_y, top + tile - 1) - top) / strip_rows);
+        const std::uint32_t entry = ref | first << kEntryFirstShift | last << kEntryLastShift;
         for (int tx = r.tx0; tx <= r.tx1; ++tx) b.entries[off[ty * tiles_x + tx]++] = entry;
       }
     }
@@ -997,16 +1012,20 @@ struct Renderer::Impl {
 
   // One pass over the tiles, in as many bands of about equal cost as participants draw, each
   // band the costliest first: one job per tile, handed out one at a time (JobDesc::in_order),
-  // each taking the next of its participant's band or, that band done, the next of another's, so
-  // that the last jobs to start are short ones and the workers finish together. A tile's cost is
-  // what its items took the last time this pass ran, or before any such time its binned
-  // triangles. The order cannot change the image: tiles are independent. A tile with more than
-  // kSplitAboveMean times the average load is drawn as strips of strip_rows rows, each a job of
-  // its own: every strip draws the tile's triangles in the same order, clipped to its rows, so
-  // the image cannot change either. A crowd's busiest tile took 2 ms of a 17 ms pass (recorded
-  // on 2 workers), twice what the whole pass gives each of 16 workers. Which tiles split
-  // depends on the frame only, never on the workers (the recorded graph replays the same way on
-  // any number of them). The ordering table sorts each tile's triangles: its tiles stay whole.
+  // each taking the next of its participant's band or, that band done, the costliest next of
+  // another's, so that the last jobs to start are short ones and the workers finish together. A
+  // tile's cost is what its items took the last time this pass ran, or before any such time its
+  // binned triangles. The order cannot change the image: tiles are independent. A tile with more
+  // than kSplitAboveMean times the average load is drawn as kMinBusyStrips strips of rows, each a
+  // job of its own: every strip draws the tile's triangles in the same order, clipped to its
+  // rows, so the image cannot change either. A crowd's busiest tile took 2 ms of a 17 ms pass
+  // (recorded on 2 workers), twice what the whole pass gives each of 16 workers. A tile whose
+  // load is more than a kItemsPerLane-th of a lane's share is cut into 2, 4 or 8 strips, until
+  // each is less or it has kSubStrips: with few tiles per lane, whole ones (or quarters) leave a
+  // tail. That rule depends on the lanes, as the tile size does (split_workers(): the planned
+  // count, or the awake workers); below 8 lanes at 60 tiles it adds strips only where a tile
+  // holds a quarter of the pass or more. The ordering table sorts each tile's triangles: its
+  // tiles stay whole.
   // Returns how many of its jobs drew a strip.
   std::uint32_t raster_pass(jobs::JobSystem& jobs, std::uint16_t tag, bool first, bool last) {
     std::uint64_t total = 0;
@@ -1019,19 +1038,29 @@ struct Renderer::Impl {
     }
     std::uint32_t items = 0;
     std::uint32_t strips = 0;
+    const std::uint32_t lanes = std::min(split_workers(jobs), kMaxLanes);
     for (int t = 0; t < tile_count; ++t) {
-      const bool split =
-          !ordering_table() && std::uint64_t{tile_load[t]} * tile_count > kSplitAboveMean * total;
-      if (!split) {
+      const std::uint64_t load = tile_load[t];
+      // Strips: at least kMinBusyStrips for a busy tile, and enough that none costs more than a
+      // kItemsPerLane-th of a lane's share (the tile's load spread evenly over its rows).
+      std::uint32_t parts = 1;
+      if (!ordering_table()) {
+        if (load * tile_count > kSplitAboveMean * total) parts = kMinBusyStrips;
+        while (parts < kSubStrips && load * lanes * kItemsPerLane > parts * total) parts *= 2;
+      }
+      if (parts == 1) {
         raster_items[items++] = static_cast<std::uint32_t>(t) << 8;
         tile_items[t] = 1;
         continue;
       }
       const raster::TileTarget whole = tile_target(t);
       const std::uint32_t before = items;
-      for (int strip = 1; (strip - 1) * strip_rows < whole.y1 - whole.y0; ++strip, ++strips)
+      const std::uint32_t per = kSubStrips / parts;
+      for (std::uint32_t first = 0;
+           first < kSubStrips && static_cast<int>(first) * strip_rows < whole.y1 - whole.y0;
+           first += per, ++strips)
         raster_items[items++] =
-            static_cast<std::uint32_t>(t) << 8 | static_cast<std::uint32_t>(strip);
+            static_cast<std::uint32_t>(t) << 8 | kPartStrip | first << 3 | (first + per - 1);
       tile_items[t] = items - before;
     }
     // Each tile has a home lane, one per participant that draws: the tiles in raster order cut
@@ -1042,7 +1071,8 @@ struct Renderer::Impl {
     // out costliest first from one list, two workers' raster pass at boids 100 (640x360, static
     // mode, 2 cores) took 0.34 ms of CPU where one worker takes 0.17, and as long: clear_tile
     // alone 2.7x. In bands, 0.235 ms, in 0.12. Within a band, costliest first (ties in tile and
-    // strip order, so the order is the data's).
+    // strip order, so the order is the data's); a participant whose band is done takes the
+    // costliest next item of any band (take_raster_item()).
     std::vector<std::uint64_t>& measured = tile_ns[first ? 0 : 1];
     const bool timed = std::any_of(measured.begin(), measured.begin() + tile_count,
                                    [](std::uint64_t ns) { return ns > 0; });
@@ -1052,7 +1082,6 @@ struct Renderer::Impl {
     const auto cost = [&](std::uint32_t item) {
       return tile_cost(item >> 8) / tile_items[item >> 8];
     };
-    const std::uint32_t lanes = std::min(split_workers(jobs), kMaxLanes);
     {
       // Each tile counts one more than its cost, so that empty tiles are shared out too.
       const auto tiles = static_cast<std::uint32_t>(tile_count);
@@ -1079,6 +1108,7 @@ struct Renderer::Impl {
       lane_begin[l] = k;
       if (l < lanes) lane_next[l].value.store(k, std::memory_order_relaxed);
     }
+    for (std::uint32_t k = 0; k < items; ++k) item_cost[k] = cost(raster_items[k]);
     // The items are the split: fixed by the image and the tile size (which the worker count
     // picks), whatever the mode. The image depends on neither. Each piece draws one item: the
     // next of its participant's lane, or when that lane is done, the next of another's.
@@ -1087,24 +1117,14 @@ struct Renderer::Impl {
     core::for_each_chunk(jobs, items, desc, [&](std::uint32_t) {
       const std::uint32_t self = jobs.current_worker();
       const std::uint32_t home = self < lanes ? self : 0;
-      std::uint32_t k = items;
-      std::uint32_t d = 0;
-      for (; d < lanes; ++d) {
-        const std::uint32_t l = (home + d) % lanes;
-        if (lane_next[l].value.load(std::memory_order_relaxed) >= lane_begin[l + 1]) continue;
-        const std::uint32_t taken = lane_next[l].value.fetch_add(1, std::memory_order_relaxed);
-        if (taken < lane_begin[l + 1]) {
-          k = taken;
-          break;
-        }
-      }
+      const std::uint32_t k = take_raster_item(home, lanes, items);
       SPINDLE_ASSERT(k < items, "renderer: every raster piece finds an item to draw");
       const std::uint32_t item = raster_items[k];
       const auto start = std::chrono::steady_clock::now();
       // Counted on the stack, stored once: neighbouring items' counts share a cache line
       // between workers.
       TileCounts counts;
-      counts.away = d != 0;
+      counts.away = k < lane_begin[home] || k >= lane_begin[home + 1];
       raster_tile(static_cast<int>(item >> 8), item & 0xff, first, last, counts);
       counts.ns = static_cast<std::uint64_t>(std::max<std::int64_t>(
           1, std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
@@ -1120,6 +1140,31 @@ struct Renderer::Impl {
       stats.tiles_away += item_counts[k].away ? 1u : 0u;
     }
     return strips;
+  }
+
+  // The next raster item for a participant whose home lane is `home`: its own lane's next, or,
+  // that lane done, the next of the lane whose next costs most (each lane is costliest first), so
+  // that a busy tile in a band nobody has reached yet starts before the cheap ones around it.
+  // Taking the lanes in turn instead, the last of 16 workers started a crowd's 280 us strip after
+  // the pass's other work was nearly done. items: when every item is taken.
+  std::uint32_t take_raster_item(std::uint32_t home, std::uint32_t lanes, std::uint32_t items) {
+    const auto take = [&](std::uint32_t l) {
+      if (lane_next[l].value.load(std::memory_order_relaxed) >= lane_begin[l + 1]) return items;
+      const std::uint32_t taken = lane_next[l].value.fetch_add(1, std::memory_order_relaxed);
+      return taken < lane_begin[l + 1] ? taken : items;
+    };
+    if (const std::uint32_t k = take(home); k < items) return k;
+    for (;;) {
+      std::uint32_t best = lanes;
+      std::uint64_t best_cost = 0;
+      for (std::uint32_t l = 0; l < lanes; ++l) {
+        const std::uint32_t next = lane_next[l].value.load(std::memory_order_relaxed);
+        if (next >= lane_begin[l + 1]) continue;
+        if (best == lanes || item_cost[next] > best_cost) best = l, best_cost = item_cost[next];
+      }
+      if (best == lanes) return items;
+      if (const std::uint32_t k = take(best); k < items) return k;
+    }
   }
 
   // --- raster -----------------------------------------------------------------------------------
@@ -1141,15 +1186,17 @@ struct Renderer::Impl {
     return tile;
   }
 
-  // strip: 0 for every entry of tile t, s > 0 for those touching strip s only. Counts the
-  // triangles it tests and those hidden.
-  void draw_bins(const Batch& b, int t, std::uint32_t strip, const raster::TileTarget& tile,
+  // part: 0 for every entry of tile t, else those touching its sub-strips (the item's low byte).
+  // Counts the triangles it tests and those hidden.
+  void draw_bins(const Batch& b, int t, std::uint32_t part, const raster::TileTarget& tile,
                  TileCounts& counts) {
     const std::uint32_t* e = b.entries.data();
-    const std::uint32_t want = strip == 0 ? 0 : 1u << (kEntryIndexBits + strip - 1);
+    const std::uint32_t lo = (part >> 3) & 7u, hi = part & 7u;
     const std::uint32_t end = b.tile_offsets[t + 1];
     for (std::uint32_t k = b.tile_offsets[t]; k < end; ++k) {
-      if (want != 0 && (e[k] & want) == 0) continue;
+      if (part != 0 &&
+          (((e[k] >> kEntryFirstShift) & 7u) > hi || ((e[k] >> kEntryLastShift) & 7u) < lo))
+        continue;
       if ((e[k] & kEntryPoint) != 0) {
         raster::fill_point(b.points[e[k] & kEntryIndexMask], true, tile);
         continue;
@@ -1173,19 +1220,21 @@ struct Renderer::Impl {
   }
 
   // first: clear the tile first (the frame's first pass); last: draw the debug batch after.
-  // strip: 0 for the whole tile, s > 0 for its rows [(s - 1) strip_rows, s strip_rows).
-  void raster_tile(int t, std::uint32_t strip, bool first, bool last, TileCounts& counts) {
+  // part: 0 for the whole tile, kPartStrip | lo << 3 | hi for its rows
+  // [lo strip_rows, (hi + 1) strip_rows).
+  void raster_tile(int t, std::uint32_t part, bool first, bool last, TileCounts& counts) {
     raster::take_pixel_count();
     raster::TileTarget tile = tile_target(t);
-    if (strip > 0) {
-      tile.y0 += static_cast<int>(strip - 1) * strip_rows;
-      tile.y1 = std::min(tile.y1, tile.y0 + strip_rows);
+    if (part != 0) {
+      const int top = tile.y0;
+      tile.y0 = top + static_cast<int>((part >> 3) & 7u) * strip_rows;
+      tile.y1 = std::min(tile.y1, top + static_cast<int>((part & 7u) + 1) * strip_rows);
     }
     if (first) {
       raster::clear_tile(tile, packed_rgba(config.clear_color), 1.0f);
     }
     if (!ordering_table()) {
-      for (std::uint32_t k = 0; k < batch_count; ++k) draw_bins(batches[k], t, strip, tile, counts);
+      for (std::uint32_t k = 0; k < batch_count; ++k) draw_bins(batches[k], t, part, tile, counts);
     } else {
       // The ordering table: this tile's triangles bucketed by depth, drawn farthest first;
       // equal buckets keep draw order (a stable counting sort over a fixed bucket count).
@@ -1232,7 +1281,7 @@ struct Renderer::Impl {
         raster::rasterize_triangle(tri, states[tri.state], tile);
       }
     }
-    if (last) draw_bins(debug_batch, t, strip, tile, counts);
+    if (last) draw_bins(debug_batch, t, part, tile, counts);
     // Strips of one tile may end at the same time.
     std::atomic_ref<std::uint64_t>(tile_pixels[t])
         .fetch_add(raster::take_pixel_count(), std::memory_order_relaxed);

@@ -284,24 +284,30 @@ int main(int argc, char** argv) {
             if (!(capture && frames_begun == frames))
               render::draw_frame_overlay(r, ctx.engine(),
                                          ctx.engine().last_frame());  // the frame before
-            ctx.world().query<const core::WorldTransform, const Look>().each(
-                [&](core::Entity e, const core::WorldTransform& w, const Look& look) {
-                  const anim::CharacterView view = animation.view(e);
-                  if (!view.valid || view.positions.empty()) return;
-                  render::VertexOverride& o = skinned[look.slot];
-                  o = {view.positions.x.data(), view.positions.y.data(), view.positions.z.data()};
-                  if (!view.normals.empty()) {
-                    o.nx = view.normals.x.data();
-                    o.ny = view.normals.y.data();
-                    o.nz = view.normals.z.data();
-                  }
-                  r.submit({.mesh = look.mesh,
-                            .material = look.material,
-                            .model = w.matrix * look.fit,
-                            .vertices = &o});
-                });
+            ctx.world().query<const core::WorldTransform, const Look>().each([&](core::Entity e,
+                                                                                 const core::
+                                                                                     WorldTransform&
+                                                                                         w,
+                                                                                 const Look& look) {
+              // Where anim_skin writes the vertices: taken beside the skinning; the
+              // renderer's geometry reads them after it (geometry_access below).
+              const anim::SkinTargets where = animation.skin_targets(e);
+              if (!where.valid || where.positions.empty()) return;
+              render::VertexOverride& o = skinned[look.slot];
+              o = {where.positions.x.data(), where.positions.y.data(), where.positions.z.data()};
+              if (!where.normals.empty()) {
+                o.nx = where.normals.x.data();
+                o.ny = where.normals.y.data();
+                o.nz = where.normals.z.data();
+              }
+              r.submit({.mesh = look.mesh,
+                        .material = look.material,
+                        .model = w.matrix * look.fit,
+                        .vertices = &o});
+            });
           },
-      .submit_access = core::Access{}.read<anim::Animation, Look, FlyCamera>()};
+      .submit_access = core::Access{}.read<anim::SkinTargets, Look, FlyCamera>(),
+      .geometry_access = core::Access{}.read<anim::Animation>()};
   render::Renderer& r = engine.add_plugin<render::RenderPlugin>(std::move(config)).renderer();
   r.lights().ambient = glm::vec3(0.25f);
   r.lights().directional = {.direction = {0.4f, 1.0f, 0.3f}, .color = glm::vec3(0.8f)};

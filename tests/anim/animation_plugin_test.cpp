@@ -338,6 +338,67 @@ TEST(AnimationPlugin, CharactersFollowTheirEntities) {
   EXPECT_EQ(anim.view(es[0]).positions.size(), big.mesh.vertex_count());
 }
 
+// skin_targets() names the buffers view() will show, fixed by anim_pose: a stage declaring
+// read<SkinTargets>() runs after anim_pose and beside anim_skin (the frame graph does not order it
+// after skinning), one declaring read<Animation>() after anim_skin. In every mode, with the
+// reader taking every character's targets while skinning runs (ThreadSanitizer sees the two).
+TEST(AnimationPlugin, SkinTargetsAreTheViewsBuffersAndMayBeReadBesideSkinning) {
+  const Character c = make(23, 24, 3000);
+  for (jobs::Mode mode : test::available_modes()) {
+    core::Engine engine(config(mode, 4));
+    Animation& anim = engine.add_plugin<AnimationPlugin>().animation();
+    const Assets a = add_assets(anim, c);
+    core::World& world = engine.world();
+    std::vector<core::Entity> es;
+    for (int i = 0; i < 6; ++i) {
+      es.push_back(world.create());
+      world.add<AnimationPlayer>(es.back(), two_clip_player(a, 0.2f * static_cast<float>(i), 0.3f));
+      if (i != 5) world.add<SkinnedMeshInstance>(es.back(), SkinnedMeshInstance{a.mesh});
+    }
+    std::vector<SkinTargets> taken(es.size());
+    const core::StageId beside =
+        engine.add_stage({.name = "beside_skinning",
+                          .phase = kAnimationPhase,
+                          .access = core::Access{}.read<SkinTargets>(),
+                          .run =
+                              [&](core::StageContext& ctx) {
+                                ctx.parallel_for(static_cast<std::uint32_t>(es.size()),
+                                                 [&](std::uint32_t b, std::uint32_t e) {
+                                                   for (std::uint32_t i = b; i < e; ++i)
+                                                     taken[i] = anim.skin_targets(es[i]);
+                                                 });
+                              },
+                          .simulation = false});
+    const core::StageId after = engine.add_stage({.name = "after_skinning",
+                                                  .phase = kAnimationPhase,
+                                                  .access = core::Access{}.read<Animation>(),
+                                                  .run = [](core::StageContext&) {},
+                                                  .simulation = false});
+    const auto pose = static_cast<core::StageId>(engine.find_stage("anim_pose"));
+    const auto skin = static_cast<core::StageId>(engine.find_stage("anim_skin"));
+    EXPECT_TRUE(engine.depends_on(beside, pose));
+    EXPECT_FALSE(engine.depends_on(beside, skin)) << "the addresses do not wait for skinning";
+    EXPECT_TRUE(engine.depends_on(after, skin));
+    for (int frame = 0; frame < 3; ++frame) {
+      engine.step();
+      for (std::size_t i = 0; i < es.size(); ++i) {
+        const CharacterView v = anim.view(es[i]);
+        ASSERT_TRUE(v.valid);
+        EXPECT_TRUE(taken[i].valid);
+        EXPECT_EQ(taken[i].positions.x.data(), v.positions.x.data()) << i;
+        EXPECT_EQ(taken[i].positions.z.data(), v.positions.z.data()) << i;
+        EXPECT_EQ(taken[i].normals.y.data(), v.normals.y.data()) << i;
+        EXPECT_EQ(taken[i].positions.size(), v.positions.size()) << i;
+        EXPECT_EQ(taken[i].positions.empty(), i == 5) << "character " << i << " has no mesh";
+      }
+    }
+    world.destroy(es[0]);
+    engine.step();
+    EXPECT_FALSE(anim.skin_targets(es[0]).valid) << "a dead entity has no targets";
+    EXPECT_FALSE(anim.skin_targets(core::Entity{}).valid);
+  }
+}
+
 TEST(AnimationPlugin, ARejectedCharacterRecoversWhenItsAssetArrives) {
   const Character c = make(19);
   core::Engine engine(config(jobs::Mode::Single));

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -360,6 +361,51 @@ TEST_P(RecordModes, RunAfterWaitsForItsDependencyAndAReusedCounterKeepsItsGenera
   ASSERT_EQ(waits.size(), 2u);
   EXPECT_EQ(waits[0], std::vector<std::uint32_t>{2});
   EXPECT_EQ(waits[1], std::vector<std::uint32_t>{4});
+}
+
+// An order the caller keeps itself (a frame graph launching a stage from whichever predecessor
+// finished last) is shown in the graph through record_after(): the next submission from the
+// thread starts after the named job, as a run_after() dependency would. Only the next one.
+TEST_P(RecordModes, RecordAfterAddsADependencyToTheNextSubmissionOnly) {
+  SPINDLE_REQUIRE_MODE(GetParam());
+  JobSystem js(job_config(GetParam(), 2));
+  EXPECT_EQ(js.recorded_job(), 0u) << "not recording";
+  JobGraph g;
+  js.begin_recording();
+  EXPECT_EQ(js.recorded_job(), 0u) << "outside any job";
+  Counter c;
+  std::atomic<std::uint32_t> first_id{0};
+  js.run(c, {"first"}, [&] {
+    first_id.store(js.recorded_job());
+    spin(300'000);
+  });
+  js.wait(c);
+  ASSERT_NE(first_id.load(), 0u);
+  js.record_after(0);  // ignored
+  js.record_after(first_id.load());
+  js.run(c, {"joined"}, [] { spin(100'000); });
+  js.run(c, {"free"}, [] { spin(100'000); });
+  js.wait(c);
+  ASSERT_TRUE(js.end_recording(g));
+  ASSERT_EQ(g.jobs, 3u);
+  std::uint32_t first = 0, joined = 0, free = 0;
+  for (std::uint32_t n = 1; n < g.nodes.size(); ++n) {
+    const std::string name = g.nodes[n].name;
+    (name == "first" ? first : name == "joined" ? joined : free) = n;
+  }
+  ASSERT_EQ(g.nodes[joined].deps, 1u);
+  EXPECT_FALSE(g.deps[g.nodes[joined].first_dep].range);
+  EXPECT_EQ(g.deps[g.nodes[joined].first_dep].index, first);
+  EXPECT_EQ(g.nodes[free].deps, 0u) << "record_after() is for the next submission only";
+  EXPECT_EQ(g.nodes[first].deps, 0u);
+  // Not recording: nothing to record, nothing kept for a later recording.
+  js.record_after(first_id.load());
+  js.begin_recording();
+  js.run(c, {"later"}, [] {});
+  js.wait(c);
+  ASSERT_TRUE(js.end_recording(g));
+  ASSERT_EQ(g.jobs, 1u);
+  EXPECT_EQ(g.nodes[1].deps, 0u);
 }
 
 TEST_P(RecordModes, AParallelForOfPureComputeIsARangeThatMayBeCutAgain) {

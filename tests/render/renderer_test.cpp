@@ -416,6 +416,29 @@ TEST(Renderer, ABusyTileDrawnInStripsKeepsTheImage) {
       [&](jobs::Mode m, std::uint32_t w) { return render_busy_tile(m, w, nullptr); });
 }
 
+// Planned for 16 workers, the busy tiles are cut finer (up to 8 strips of 8 rows each, until
+// none holds more than a quarter of a worker's share) and tiles of average load split too: 12
+// tiles for 16 workers left a worker one item or none. The image stays the golden one.
+TEST(Renderer, ManyWorkersCutBusyTilesIntoMoreStripsAndKeepTheImage) {
+  std::uint32_t strips[2] = {};
+  std::uint32_t tiles = 0;
+  for (int k = 0; k < 2; ++k) {
+    jobs::JobSystem js(job_config(jobs::Mode::Single, 1));
+    Renderer r({.width = 256, .height = 192});
+    r.plan_for(k == 0 ? 2 : 16);
+    const test::SceneIds ids = test::build_scene(r);
+    submit_crowded(r, ids, 160, 150, 7);
+    r.render(js);
+    strips[k] = r.stats().tile_strips;
+    tiles = r.stats().tiles;
+    expect_golden(r.image(), "scene_busy_tile");
+  }
+  EXPECT_EQ(tiles, 12u) << "64-pixel tiles for 2 and for 16 workers";
+  EXPECT_GT(strips[0], 0u);
+  EXPECT_GT(strips[1], strips[0]) << "16 workers: more strips";
+  EXPECT_LE(strips[1], 8 * tiles);
+}
+
 // The renderer's tiles are 128 pixels a side where there are at least 8 of those per worker, 64
 // otherwise: at 512x256, one worker gets 8 big tiles and two get 32 small ones. The image must
 // not depend on which: the same scene as above (busy tiles drawn in strips, translucent glass,
@@ -584,6 +607,86 @@ TEST(RenderPlugin, EntitiesAreDrawnTheSameInEveryMode) {
   EXPECT_NE(shown, hidden);
   Image clear(96, 64, rgba(26, 26, 31, 255));
   EXPECT_EQ(hidden, clear.hash());
+}
+
+// A game deforms a mesh's vertices each frame in a stage of its own and draws them through
+// DrawCommand::vertices. render_submit only takes their address (submit_access reads what says
+// where they are), so it need not wait for the deforming; geometry_access orders the geometry,
+// which reads them, after it. The image is the deformed mesh's in every mode.
+struct DeformedAt {};  // where the vertices are
+struct Deformed {};    // what is in them
+std::uint64_t deformed_frames(jobs::Mode mode, std::uint32_t workers, bool order_geometry = true) {
+  core::Engine engine(::spindle::test::engine_config(mode, workers));
+  const Mesh cube_mesh = make_cube(0.8f);
+  const std::size_t n = cube_mesh.vertices().size();
+  std::vector<float> px(n), py(n), pz(n);
+  MeshId cube = 0;
+  MaterialId mat = 0;
+  VertexOverride where{};
+  RenderPluginConfig config{.renderer = {.width = 96, .height = 64},
+                            .submit =
+                                [&](core::StageContext&, Renderer& r) {
+                                  where = {px.data(), py.data(), pz.data()};
+                                  r.submit({.mesh = cube, .material = mat, .vertices = &where});
+                                },
+                            .submit_access = core::Access{}.read<DeformedAt>()};
+  if (order_geometry) config.geometry_access = core::Access{}.read<Deformed>();
+  Renderer& r = engine.add_plugin<RenderPlugin>(std::move(config)).renderer();
+  cube = r.add_mesh(make_cube(0.8f)).value();
+  mat = r.add_material({.name = "m", .color = {0.8f, 0.6f, 0.2f, 1}}).value();
+  Camera cam;
+  cam.position = {0, 0, 4};
+  cam.aspect = 1.5f;
+  r.set_camera(cam);
+  int frame = 0;
+  const core::StageId deform =
+      engine.add_stage({.name = "deform",
+                        .phase = kRenderPrepPhase,
+                        .access = core::Access{}.write<Deformed>(),
+                        .run =
+                            [&](core::StageContext&) {
+                              const float s = 1.0f + 0.25f * static_cast<float>(frame++);
+                              for (std::size_t i = 0; i < n; ++i) {
+                                const glm::vec3 p = cube_mesh.vertices()[i].position;
+                                px[i] = p.x * s;
+                                py[i] = p.y;
+                                pz[i] = p.z * 0.5f;
+                              }
+                            },
+                        .simulation = false});
+  const auto submit = static_cast<core::StageId>(engine.find_stage("render_submit"));
+  const auto geometry = static_cast<core::StageId>(engine.find_stage("render_geometry"));
+  EXPECT_FALSE(engine.depends_on(submit, deform)) << "the address does not wait";
+  EXPECT_EQ(engine.depends_on(geometry, deform), order_geometry);
+  if (!order_geometry) return 0;  // nothing orders the geometry after the deforming: a race
+  for (int f = 0; f < 3; ++f) engine.step();
+  EXPECT_EQ(r.stats().draws, 1u);
+  return r.image_hash();
+}
+
+TEST(RenderPlugin, GeometryAccessOrdersTheGeometryAfterWhatTheDrawsPointAt) {
+  const std::uint64_t deformed = expect_same_in_every_mode(
+      [](jobs::Mode m, std::uint32_t w) { return deformed_frames(m, w); });
+  deformed_frames(jobs::Mode::Single, 1, false);  // without geometry_access: no such order
+  // The same last frame drawn from vertices written before any stage ran: the image the
+  // ordered frames must show (frame 2's scale).
+  core::Engine engine(::spindle::test::engine_config(jobs::Mode::Single, 1));
+  Renderer& r =
+      engine.add_plugin<RenderPlugin>(RenderPluginConfig{.renderer = {.width = 96, .height = 64}})
+          .renderer();
+  const Mesh cube_mesh = make_cube(0.8f);
+  std::vector<Vertex> vertices(cube_mesh.vertices().begin(), cube_mesh.vertices().end());
+  for (Vertex& v : vertices) v.position = {v.position.x * 1.5f, v.position.y, v.position.z * 0.5f};
+  const std::vector<std::uint32_t> indices(cube_mesh.indices().begin(), cube_mesh.indices().end());
+  const MeshId squashed = r.add_mesh(MeshDesc{.vertices = vertices, .indices = indices}).value();
+  const MaterialId mat = r.add_material({.name = "m", .color = {0.8f, 0.6f, 0.2f, 1}}).value();
+  Camera cam;
+  cam.position = {0, 0, 4};
+  cam.aspect = 1.5f;
+  r.set_camera(cam);
+  r.begin_frame(1)[0] = {.mesh = squashed, .material = mat};
+  r.render(engine.jobs());
+  EXPECT_EQ(deformed, r.image_hash());
 }
 
 TEST(RenderPlugin, OverlayWritesTheFrameStats) {

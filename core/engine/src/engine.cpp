@@ -336,6 +336,8 @@ void Engine::Impl::build_graph() {
     Stage& s = *stages[i];
     s.successors.clear();
     s.successors.reserve(n);
+    s.predecessor_ids.clear();
+    s.predecessor_ids.reserve(n);
     s.predecessors = 0;
     s.reach = 0;
   }
@@ -348,6 +350,7 @@ void Engine::Impl::build_graph() {
       const bool named = (after_bits[order[b]] >> order[a]) & 1u;
       if (named || sa.desc.access.conflicts(sb.desc.access)) {
         sa.successors.push_back(order[b]);
+        sb.predecessor_ids.push_back(order[a]);
         ++sb.predecessors;
       }
     }
@@ -556,12 +559,19 @@ void Engine::Impl::launch(StageId id) {
   const jobs::JobDesc desc{s.desc.name, s.tag,
                            s.critical ? jobs::Priority::High : jobs::Priority::Normal};
   jobs->run(group_done, desc, [this, id] {
+    stages[id]->record_id = jobs->recorded_job();
     run_stage(id, run_dt_ns, run_alpha);
     // Release successors (sorted most costly first by decide()) in reverse: this thread's deque
     // is last-in first-out, so it runs the most costly one next and thieves take the rest.
     const std::vector<StageId>& succ = stages[id]->successors;
     for (std::size_t k = succ.size(); k-- > 0;) {
-      if (stages[succ[k]]->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) launch(succ[k]);
+      if (stages[succ[k]]->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
+      // The recording sees this stage launch the successor; it starts after the others too
+      // (they finished before this one: the count above), so a replay on other workers keeps
+      // the join.
+      for (StageId p : stages[succ[k]]->predecessor_ids)
+        if (p != id) jobs->record_after(stages[p]->record_id);
+      launch(succ[k]);
     }
   });
 }

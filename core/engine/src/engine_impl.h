@@ -25,10 +25,12 @@ struct Engine::Impl {
     double ema_ms = 0;
     bool measured = false;
     std::vector<StageId> successors;
+    std::vector<StageId> predecessor_ids;  // the stages `predecessors` counts
     std::uint32_t predecessors = 0;
     std::uint64_t reach = 0;  // bit j: this stage reaches stage j
     // Per run, written by jobs.
     std::atomic<std::uint32_t> remaining{0};
+    std::uint32_t record_id = 0;  // its job's id in the frame's recording (0: not recorded)
     std::uint64_t begin_ns = 0;
     std::uint64_t end_ns = 0;
     std::uint32_t split = 1;

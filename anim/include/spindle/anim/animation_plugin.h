@@ -21,6 +21,9 @@
 //        world.read_events<spindle::anim::AnimationEvent>()) footstep(ev.entity, ev.time);
 //   spindle::anim::CharacterView v = anim.view(e);           // after the frame: what to draw
 //   draw(v.positions, v.normals, world.get<WorldTransform>(e));
+//   // In a stage declaring read<SkinTargets>() (after anim_pose, beside anim_skin): where the
+//   // vertices will be, for a draw that its renderer reads after anim_skin (read<Animation>()).
+//   spindle::anim::SkinTargets where = anim.skin_targets(e);
 //
 // Stages (kAnimationPhase):
 //   anim_advance  simulation, per entity: each layer's time += dt * speed, wrapped into
@@ -37,7 +40,9 @@
 //                 then each character's bounds (SkinnedBounds, if the entity has one).
 // anim_pose first does the serial bookkeeping: a character appears when an entity has an
 // AnimationPlayer, and its buffers are allocated then (and when its skeleton or mesh changes);
-// one that lost its player or died is dropped. Steady frames allocate nothing.
+// one that lost its player or died is dropped. Steady frames allocate nothing. Access: anim_pose
+// writes Animation, SkinnedBounds and SkinTargets (the buffers); anim_skin writes Animation and
+// SkinnedBounds only, so a stage reading SkinTargets may run beside it.
 //
 // Bad references never crash a frame: a player whose skeleton id is unknown, or a mesh made for
 // another skeleton, makes the character `rejected` (logged once, counted, retried when its
@@ -167,6 +172,16 @@ struct CharacterView {
   SkinnedBounds bounds{};
 };
 
+// Where a character's skinned vertices go: the buffers, fixed by anim_pose (which allocates them)
+// until the next frame's anim_pose, before anim_skin has written what is in them. A stage that
+// only needs the addresses (a draw pointing at them) declares read<SkinTargets>() and runs beside
+// anim_skin; whatever reads the vertices themselves declares read<Animation>() and runs after it.
+struct SkinTargets {
+  bool valid = false;        // false: no such character, or rejected
+  ConstStream3 positions{};  // empty without a mesh
+  ConstStream3 normals{};    // empty without a mesh or with skin_normals off
+};
+
 struct AnimationStats {
   std::uint32_t characters = 0;       // animated characters (not rejected)
   std::uint32_t updated = 0;          // of which posed and skinned last frame (AnimationLod)
@@ -212,6 +227,9 @@ class Animation {
   ClipId float_track_clip(FloatTrackId id) const;
 
   CharacterView view(core::Entity entity) const;
+  // The buffers view() will show, without their contents or bounds: safe to call while anim_skin
+  // runs (a stage declaring read<SkinTargets>()).
+  SkinTargets skin_targets(core::Entity entity) const;
   const AnimationStats& stats() const { return stats_; }
   const AnimationConfig& config() const { return config_; }
 

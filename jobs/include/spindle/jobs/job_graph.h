@@ -31,9 +31,10 @@
 // submit or wait keeps the jobs as they ran. Outside threads' jobs are recorded as they ran too,
 // spawned by node 0.
 //
-// What is not seen: a job that spins on a flag instead of waiting on a counter, and an order the
-// engine keeps itself (a stage launched by whichever predecessor finished last is recorded as
-// spawned by that one). docs/jobs.md has the model and its measured error.
+// An order the caller keeps itself is seen only where it says so (JobSystem::record_after(): the
+// engine's frame graph records that a stage launched by its last predecessor waits for the others
+// too). What is not seen: a job that spins on a flag instead of waiting on a counter, and such an
+// order not recorded. docs/jobs.md has the model and its measured error.
 #pragma once
 
 #include <cstdint>

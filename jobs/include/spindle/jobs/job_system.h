@@ -380,6 +380,15 @@ class JobSystem {
   void stop_recording();
   bool end_recording(JobGraph& out);
   bool recording() const;
+  // An order the caller keeps itself, for the recording: recorded_job() is the id the recording
+  // gave the job running on this thread (0: none, or not recording); record_after(id) makes the
+  // next job this thread submits start after that job too in the graph, as a run_after()
+  // dependency would (a frame graph that launches a stage from whichever of its predecessors
+  // finished last records the others). At most kMaxRecordAfter before that submission; nothing
+  // changes how jobs run.
+  static constexpr std::uint32_t kMaxRecordAfter = 64;
+  std::uint32_t recorded_job() const;
+  void record_after(std::uint32_t job);
 
   WorkerStats worker_stats(std::uint32_t worker) const;
   TagStats tag_stats(std::uint16_t tag) const;

@@ -18,7 +18,8 @@
 //   render_submit    kRenderPrepPhase: one draw per entity with WorldTransform + MeshInstance
 //                    (parallel over them), after the draws a `submit` hook adds (if any)
 //   render_prep      cull and sort (Renderer::prepare), split as the mode decides
-//   render_geometry  kRenderPhase: transform, clip, set up, bin (Renderer::geometry)
+//   render_geometry  kRenderPhase: transform, clip, set up, bin (Renderer::geometry), after
+//                    whatever writes `geometry_access` (the vertices draws point at)
 //   render_raster    one job per tile (Renderer::raster)
 // With `overlay`, a frame overlay (FPS, each stage's time, each worker's busy time, from the
 // previous frame) is drawn through the renderer's debug text.
@@ -61,6 +62,12 @@ struct RenderPluginConfig {
   // What `submit` reads besides the instances (e.g. read<anim::Animation>() for skinned
   // vertices), so the frame graph runs render_submit after the stages that write it.
   core::Access submit_access{};
+  // What render_geometry reads through the draws: the vertices a DrawCommand::vertices points
+  // at. Culling and sorting (render_prep) read only the draws' meshes and matrices, so a game
+  // whose draws point at skinned vertices may let render_submit take the addresses beside the
+  // skinning (submit_access read<anim::SkinTargets>()) and order only the geometry after it
+  // (geometry_access read<anim::Animation>()). Without it, submit_access must cover the vertices.
+  core::Access geometry_access{};
 };
 
 // Writes the overlay's text for `stats` (the previous frame) into `r.debug()`: FPS and frame time,
