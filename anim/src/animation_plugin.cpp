@@ -212,28 +212,37 @@ SkeletonId Animation::mesh_skeleton(MeshId id) const {
   return a ? a->skeleton : SkeletonId::None;
 }
 
+// The entity's character, or null (none, another generation, or rejected): fields anim_pose's
+// bookkeeping writes only, so this is safe beside anim_skin.
+static const Animated* find_character(const std::vector<std::uint32_t>& slot_of,
+                                      const std::vector<std::unique_ptr<Animated>>& characters,
+                                      Entity entity) {
+  if (entity.index >= slot_of.size() || slot_of[entity.index] == kNone) return nullptr;
+  const Animated* c = characters[slot_of[entity.index]].get();
+  return c->generation == entity.generation && !c->rejected ? c : nullptr;
+}
+
 CharacterView Animation::view(Entity entity) const {
-  if (entity.index >= impl_->slot_of.size() || impl_->slot_of[entity.index] == kNone) return {};
-  const Animated& c = *impl_->characters[impl_->slot_of[entity.index]];
-  if (c.generation != entity.generation || c.rejected) return {};
-  CharacterView v{.valid = true, .local = c.local, .model = c.model, .palette = c.palette};
-  if (c.mesh != nullptr) {
-    v.positions = {c.px, c.py, c.pz};
-    if (config_.skin_normals) v.normals = {c.nx, c.ny, c.nz};
-    v.bounds = c.bounds;
-  }
-  return v;
+  const SkinTargets t = skin_targets(entity);
+  if (!t.valid) return {};
+  const Animated& c = *find_character(impl_->slot_of, impl_->characters, entity);
+  return {.valid = true,
+          .local = c.local,
+          .model = c.model,
+          .palette = c.palette,
+          .positions = t.positions,
+          .normals = t.normals,
+          .bounds = c.mesh != nullptr ? c.bounds : SkinnedBounds{}};
 }
 
 SkinTargets Animation::skin_targets(Entity entity) const {
   // Only what anim_pose's bookkeeping writes: anim_skin may be writing the rest.
-  if (entity.index >= impl_->slot_of.size() || impl_->slot_of[entity.index] == kNone) return {};
-  const Animated& c = *impl_->characters[impl_->slot_of[entity.index]];
-  if (c.generation != entity.generation || c.rejected) return {};
+  const Animated* c = find_character(impl_->slot_of, impl_->characters, entity);
+  if (c == nullptr) return {};
   SkinTargets t{.valid = true};
-  if (c.mesh != nullptr) {
-    t.positions = {c.px, c.py, c.pz};
-    if (config_.skin_normals) t.normals = {c.nx, c.ny, c.nz};
+  if (c->mesh != nullptr) {
+    t.positions = {c->px, c->py, c->pz};
+    if (config_.skin_normals) t.normals = {c->nx, c->ny, c->nz};
   }
   return t;
 }

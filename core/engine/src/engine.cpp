@@ -569,8 +569,10 @@ void Engine::Impl::launch(StageId id) {
       // The recording sees this stage launch the successor; it starts after the others too
       // (they finished before this one: the count above), so a replay on other workers keeps
       // the join.
-      for (StageId p : stages[succ[k]]->predecessor_ids)
-        if (p != id) jobs->record_after(stages[p]->record_id);
+      if (stages[id]->record_id != 0) {  // recording
+        for (StageId p : stages[succ[k]]->predecessor_ids)
+          if (p != id) jobs->record_after(stages[p]->record_id);
+      }
       launch(succ[k]);
     }
   });
