@@ -382,6 +382,7 @@ void Recorder::convert(JobGraph& out, double ns_per_tick) {
           out.ranges[r].parent = top->node;
           out.ranges[r].fixed_split = (e.flags & kRangeFixed) != 0;
           out.ranges[r].in_order = (e.flags & kRangeInOrder) != 0;
+          out.ranges[r].costliest_first = (e.flags & kRangeCostliestFirst) != 0;
           break;
         }
         case EventType::PieceBegin: {

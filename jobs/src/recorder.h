@@ -36,7 +36,8 @@ class Recorder {
     End,         // a: job id
     WaitBegin,   // x: counter key
     WaitEnd,     // x: counter key
-    Range,       // x: begin, y: end, a: range id, flags: kRangeFixed, kRangeInOrder
+    Range,       // x: begin, y: end, a: range id, flags: kRangeFixed, kRangeInOrder,
+                 //   kRangeCostliestFirst
     PieceBegin,  // x: begin, y: end, a: range id
     PieceEnd,    // a: range id
   };
@@ -72,6 +73,7 @@ class Recorder {
   // Range's flag: JobDesc::fixed_split.
   static constexpr std::uint8_t kRangeFixed = 1;
   static constexpr std::uint8_t kRangeInOrder = 2;
+  static constexpr std::uint8_t kRangeCostliestFirst = 4;
   void add(EventType type, std::uint64_t x, std::uint64_t y, std::uint32_t a, std::uint16_t tag = 0,
            std::uint8_t flags = 0) {
     add_at(ticks(), type, x, y, a, tag, flags);

@@ -754,9 +754,12 @@ void Scheduler::submit_range(Counter& counter, const JobDesc& desc, std::size_t 
   if (recorder_->active()) {
     task.range_id = recorder_->next_range_id();
     if (task.range_id != 0)
-      recorder_->add(Recorder::EventType::Range, begin, end, task.range_id, desc.tag,
-                     static_cast<std::uint8_t>((desc.fixed_split ? Recorder::kRangeFixed : 0) |
-                                               (next != nullptr ? Recorder::kRangeInOrder : 0)));
+      recorder_->add(
+          Recorder::EventType::Range, begin, end, task.range_id, desc.tag,
+          static_cast<std::uint8_t>(
+              (desc.fixed_split ? Recorder::kRangeFixed : 0) |
+              (next != nullptr ? Recorder::kRangeInOrder : 0) |
+              (next != nullptr && desc.costliest_first ? Recorder::kRangeCostliestFirst : 0)));
   }
   if (next != nullptr) {
     // In order: as many jobs as the mode gives the range, each taking items until none are left.

@@ -112,6 +112,7 @@ class Simulation {
     range_left_.assign(g_.ranges.size(), 0);
     leaves_.assign(g_.ranges.size(), 1);
     next_leaf_.assign(g_.ranges.size(), 0);
+    order_first_.assign(g_.ranges.size(), kNone);
     for (std::size_t r = 0; r < g_.ranges.size(); ++r) {
       const JobGraph::Range& range = g_.ranges[r];
       // An in-order range is replayed item by item even as recorded: its jobs took whatever
@@ -134,9 +135,9 @@ class Simulation {
           // Untagged work has no stage: its own cost.
           const std::uint64_t stage_ns =
               range.tag == 0 ? range.ns : tag_ns[std::min<std::uint32_t>(range.tag, kMaxTags - 1)];
-          const double by_cost = c_.min_chunk_ns > 0
-                                     ? std::floor(static_cast<double>(stage_ns) / c_.min_chunk_ns)
-                                     : static_cast<double>(k);
+          const double chunk = min_chunk_for(c_.min_chunk_ns, cut_for);
+          const double by_cost = chunk > 0 ? std::floor(static_cast<double>(stage_ns) / chunk)
+                                           : static_cast<double>(k);
           k = std::min<std::uint64_t>(
               k, std::max<std::uint64_t>(range.pieces, static_cast<std::uint64_t>(by_cost)));
           if (range.fixed_split)
@@ -153,6 +154,16 @@ class Simulation {
                                    : unbounded_ ? leaves_[r]
                                                 : std::max<std::uint32_t>(c_.workers, 1);
         range_left_[r] = std::min(jobs, leaves_[r]);
+        if (range.costliest_first) {
+          // Its leaves by descending time (ties in index order): handed out in that order.
+          order_first_[r] = static_cast<std::uint32_t>(leaf_order_.size());
+          for (std::uint32_t i = 0; i < leaves_[r]; ++i) leaf_order_.push_back(i);
+          const auto first = leaf_order_.begin() + order_first_[r];
+          std::vector<std::uint64_t> ns(leaves_[r]);
+          for (std::uint32_t i = 0; i < leaves_[r]; ++i) ns[i] = piece_ns(r, i, i + 1);
+          std::stable_sort(first, leaf_order_.end(),
+                           [&](std::uint32_t a, std::uint32_t b) { return ns[a] > ns[b]; });
+        }
       }
     }
     // Nodes that start after run_after() dependencies: watch them.
@@ -584,7 +595,9 @@ class Simulation {
           complete(id, w);
           continue;
         }
-        const std::uint32_t leaf = next_leaf_[r]++;
+        const std::uint32_t next = next_leaf_[r]++;
+        const std::uint32_t leaf =
+            order_first_[r] != kNone ? leaf_order_[order_first_[r] + next] : next;
         const std::uint64_t ns = piece_ns(r, leaf, leaf + 1);
         busy_ += ns;
         trace(id, now_, now_ + ns, kNone, g_.ranges[r].tag);
@@ -691,6 +704,10 @@ class Simulation {
   std::vector<std::uint32_t> range_left_;
   std::vector<std::uint32_t> leaves_;     // 0: the range replays its recorded jobs
   std::vector<std::uint32_t> next_leaf_;  // in-order ranges: the next item to hand out
+  // Costliest-first in-order ranges: where their leaves' order starts in leaf_order_ (kNone: in
+  // index order).
+  std::vector<std::uint32_t> order_first_;
+  std::vector<std::uint32_t> leaf_order_;
   std::vector<std::uint32_t> watch_head_;
   std::vector<WatchLink> links_;
   std::vector<Task> tasks_;
@@ -705,6 +722,11 @@ class Simulation {
 };
 
 }  // namespace
+
+double min_chunk_for(double min_chunk, std::uint32_t workers) {
+  if (workers <= kMinChunkWorkers) return min_chunk;
+  return min_chunk * std::sqrt(static_cast<double>(kMinChunkWorkers - 1) / (workers - 1));
+}
 
 SimResult simulate(const JobGraph& graph, const SimConfig& config) {
   if (graph.nodes.empty()) return {};

@@ -1114,6 +1114,10 @@ struct Renderer::Impl {
     // next of its participant's lane, or when that lane is done, the next of another's.
     jobs::JobDesc desc{"render_raster", tag, jobs::Priority::Normal, true};
     desc.in_order = true;
+    // Each piece picks its item (its band's costliest next, or any band's): a replay of the pass
+    // on more workers hands the recorded items out costliest first, not in the order that the
+    // recording's few workers took them.
+    desc.costliest_first = true;
     core::for_each_chunk(jobs, items, desc, [&](std::uint32_t) {
       const std::uint32_t self = jobs.current_worker();
       const std::uint32_t home = self < lanes ? self : 0;

@@ -449,6 +449,7 @@ TEST_P(RecordModes, AnInOrderRangeIsRecordedItemByItemAndMayBeReplayedOnMoreWork
   ASSERT_EQ(g.ranges.size(), 1u);
   const JobGraph::Range& r = g.ranges[0];
   EXPECT_TRUE(r.in_order);
+  EXPECT_FALSE(r.costliest_first);
   EXPECT_TRUE(r.resplittable);
   EXPECT_LE(r.jobs, 2u) << "no more jobs than participants";
   ASSERT_EQ(r.pieces, 8u) << "a piece per item";
@@ -752,6 +753,62 @@ TEST(Simulator, AnInOrderRangeHandsItsItemsOutOneAtATime) {
   g.ranges[0].fixed_split = true;
   EXPECT_EQ(sim(g, SimPolicy::Dynamic, 4), 30'000u);
   EXPECT_EQ(sim(g, SimPolicy::Dynamic, 64), 30'000u);
+}
+
+TEST_P(RecordModes, ACostliestFirstRangeIsRecordedSo) {
+  SPINDLE_REQUIRE_MODE(GetParam());
+  JobSystem js(job_config(GetParam(), 2));
+  JobGraph g;
+  JobDesc desc{"picks"};
+  desc.in_order = true;
+  desc.costliest_first = true;
+  js.begin_recording();
+  js.parallel_for_range(
+      0, 4, 1, [](std::size_t, std::size_t) { spin(1'000); }, desc);
+  // Without in_order the flag means nothing: not recorded.
+  desc.in_order = false;
+  js.parallel_for_range(
+      0, 4, 1, [](std::size_t, std::size_t) { spin(1'000); }, desc);
+  ASSERT_TRUE(js.end_recording(g));
+  ASSERT_EQ(g.ranges.size(), 2u);
+  EXPECT_TRUE(g.ranges[0].in_order);
+  EXPECT_TRUE(g.ranges[0].costliest_first);
+  EXPECT_FALSE(g.ranges[1].costliest_first);
+}
+
+TEST(Simulator, ManyWorkersCutAShortStageInSmallerChunks) {
+  // A 60 us stage's one range, recorded in 2 pieces on 2 workers, cut as the stage planner cuts:
+  // chunks of 20 us on up to 4 workers (3 pieces), of min_chunk_for(20 us, 16) = 8.9 us on 16
+  // (6 pieces of 10 us).
+  JobGraph g = one_range(600, 2, 2, 60'000);
+  g.ranges[0].tag = 3;
+  g.pieces = {{0, 300, 30'000}, {300, 600, 30'000}};
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 4, 0, true, 20'000), 20'000u);
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 16, 0, true, 20'000), 10'000u);
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 64, 0, true, 20'000), 60'000u / 13);
+}
+
+TEST(Simulator, ACostliestFirstRangeHandsOutItsLongestItemsFirst) {
+  // A pass whose jobs pick their items costliest first, recorded taking the long item last (its
+  // workers drew their own bands first): 10, 10, 10, 10, 30 us, fixed items.
+  JobGraph g = one_range(5, 5, 2, 70'000);
+  g.ranges[0].in_order = true;
+  g.ranges[0].fixed_split = true;
+  const std::uint64_t costs[] = {10'000, 10'000, 10'000, 10'000, 30'000};
+  for (std::uint64_t p = 0; p < 5; ++p) g.pieces.push_back({p, p + 1, costs[p]});
+  // In index order: 10 10 30 | 10 10 on 2 workers, 10 10 | 10 30 | 10 on 3.
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 2), 50'000u);
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 3), 40'000u);
+  // Costliest first: 30 | 10 10 10 10, and 30 | 10 10 | 10 10.
+  g.ranges[0].costliest_first = true;
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 2), 40'000u);
+  EXPECT_EQ(sim(g, SimPolicy::Dynamic, 3), 30'000u);
+  EXPECT_EQ(sim(g, SimPolicy::Static, 3), 30'000u);
+  EXPECT_EQ(sim(g, SimPolicy::Serial, 1), 70'000u);
+  // Ties keep index order, and the work is the same.
+  SimConfig c;
+  c.workers = 4;
+  EXPECT_EQ(simulate(g, c).busy_ns, 70'000u);
 }
 
 TEST(Simulator, TheCriticalPathIsTheLongestChainByTag) {

@@ -4,6 +4,8 @@
 #include <bit>
 #include <cmath>
 
+#include <spindle/jobs/job_graph.h>
+
 namespace spindle::core {
 
 namespace {
@@ -63,9 +65,10 @@ bool StagePlanner::run() {
     if (!std::isfinite(share)) share = 1.0;
     long w = std::clamp<long>(std::lround(workers * share), 1, static_cast<long>(workers));
     const auto most = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(w) * oversplit);
-    // Measured stages: no chunk planned below min_chunk_us.
+    // Measured stages: no chunk planned below min_chunk_us, less on many workers.
+    const double min_chunk = jobs::min_chunk_for(min_chunk_us, workers);
     const double by_cost =
-        min_chunk_us > 0 ? s.cost_ms * 1000.0 / min_chunk_us : static_cast<double>(most);
+        min_chunk > 0 ? s.cost_ms * 1000.0 / min_chunk : static_cast<double>(most);
     std::uint32_t split =
         !s.measured
             ? most

@@ -9,6 +9,7 @@
 
 #include <spindle/engine/engine.h>
 #include <spindle/engine/stage_planner.h>
+#include <spindle/jobs/job_graph.h>
 
 #include "modes.h"
 #include "test_support.h"
@@ -99,15 +100,36 @@ TEST(StagePlanner, AMeasuredCheapGroupRunsInlineInOneChunkEach) {
 }
 
 TEST(StagePlanner, NoChunkBelowTheMinimumAndNoMoreWorkersThanChunks) {
-  Plan p({stage(0.050)}, 8);  // alone: all 8 workers by share, but 50 us / 20 us = 2 chunks
+  Plan p({stage(0.050)}, 4);  // alone: all 4 workers by share, but 50 us / 20 us = 2 chunks
   p.planner.inline_below_us = 0;
   ASSERT_TRUE(p.planner.run());
   EXPECT_EQ(p.out[0].split, 2u);
   EXPECT_EQ(p.out[0].workers, 2);
   p.planner.min_chunk_us = 0;  // no minimum: workers x oversplit
   ASSERT_TRUE(p.planner.run());
-  EXPECT_EQ(p.out[0].split, 32u);
-  EXPECT_EQ(p.out[0].workers, 8);
+  EXPECT_EQ(p.out[0].split, 16u);
+  EXPECT_EQ(p.out[0].workers, 4);
+}
+
+// On more than 4 workers the smallest chunk shrinks as 1 / sqrt(W - 1): a short stage on 16
+// workers is cut finer than on 4, where its last chunk would hold 15 workers up.
+TEST(StagePlanner, ManyWorkersPlanSmallerChunksOfAShortStage) {
+  EXPECT_DOUBLE_EQ(jobs::min_chunk_for(20, 2), 20);
+  EXPECT_DOUBLE_EQ(jobs::min_chunk_for(20, 4), 20);
+  EXPECT_NEAR(jobs::min_chunk_for(20, 16), 8.944, 0.001);
+  EXPECT_NEAR(jobs::min_chunk_for(20, 64), 4.364, 0.001);
+  const auto split_on = [](std::uint32_t workers) {
+    Plan p({stage(0.060)}, workers);  // 60 us, alone
+    p.planner.inline_below_us = 0;
+    EXPECT_TRUE(p.planner.run());
+    EXPECT_EQ(p.out[0].workers, std::min<std::uint32_t>(workers, p.out[0].split));
+    return p.out[0].split;
+  };
+  EXPECT_EQ(split_on(2), 3u);    // 60 / 20
+  EXPECT_EQ(split_on(4), 3u);    // 60 / 20
+  EXPECT_EQ(split_on(8), 4u);    // 60 / 13.1
+  EXPECT_EQ(split_on(16), 6u);   // 60 / 8.94
+  EXPECT_EQ(split_on(64), 13u);  // 60 / 4.36
 }
 
 // One worker (dynamic mode with one awake) runs a stage's chunks one after another: every stage,

@@ -90,6 +90,10 @@ struct JobGraph {
     // not cut again: which job took which item depended on the recording's workers), its items
     // cut again as any range's unless fixed_split.
     bool in_order = false;
+    // JobDesc::costliest_first (with in_order): its jobs chose their items themselves, costliest
+    // first; a replay hands its items (as cut for the replay) out in descending recorded time,
+    // ties in index order.
+    bool costliest_first = false;
   };
   struct Piece {
     std::uint64_t begin = 0, end = 0, ns = 0;  // a piece of items and the time fn(begin, end) took
@@ -136,16 +140,25 @@ enum class SimPolicy : std::uint8_t {
 SimPolicy sim_policy(Mode mode);
 const char* to_string(SimPolicy policy);
 
+// The smallest chunk the engine's stage planner plans on `workers` threads, given its smallest
+// chunk on a few (EngineConfig::min_chunk_us, in any unit): `min_chunk` up to kMinChunkWorkers
+// workers, and min_chunk * sqrt(3 / (workers - 1)) above (4 workers: min_chunk; 16: 0.45x; 64:
+// 0.22x). A stage cut into chunks of c on W workers loses about (W - 1) * c / 2 of worker time
+// waiting for its last chunk, and a hand-off per chunk: the sum is least at c proportional to
+// 1 / sqrt(W - 1). The planner and the simulator's cuts both use it.
+inline constexpr std::uint32_t kMinChunkWorkers = 4;
+double min_chunk_for(double min_chunk, std::uint32_t workers);
+
 struct SimConfig {
   SimPolicy policy = SimPolicy::Dynamic;
   std::uint32_t workers = 1;     // threads running jobs (0: as many as ever help)
   std::uint64_t handoff_ns = 0;  // before an idle worker starts a job queued by another
   // Cut resplittable ranges again for `workers` (their piece count scaled by workers over the
   // recorded workers, as the engine's callers scale their splits), not finer than the recording
-  // unless the range's stage (its jobs' tag, all of them) is worth min_chunk_ns a piece, as the
-  // stage planner plans a stage's split from the stage's whole cost and every parallel_for of
-  // the stage uses it; untagged ranges from their own cost. A fixed_split range not finer than
-  // its items.
+  // unless the range's stage (its jobs' tag, all of them) is worth min_chunk_for(min_chunk_ns,
+  // workers) a piece, as the stage planner plans a stage's split from the stage's whole cost and
+  // every parallel_for of the stage uses it; untagged ranges from their own cost. A fixed_split
+  // range not finer than its items.
   bool resplit = true;
   double min_chunk_ns = 20'000;
   // Cut ranges as for this many workers (0: `workers`): with workers = 0 (unbounded) it gives the

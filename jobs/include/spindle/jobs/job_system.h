@@ -95,6 +95,12 @@ struct JobDesc {
   // (Dynamic: the active ones; Static: those it deals to; Single: one) takes items until none are
   // left; `grain` is ignored (one item at a time). The non-blocking form ignores it.
   bool in_order = false;
+  // With in_order: each job chooses which item to work on itself, costliest first, whatever index
+  // it is handed (a rasteriser's tiles dealt into per-worker bands, each drawn costliest first,
+  // the costliest next of any band once its own is done). Only read by job-graph replays
+  // (job_graph.h): the recording took the items in its own workers' order, and a replay on
+  // another count hands them out costliest first instead of in that order.
+  bool costliest_first = false;
 };
 
 // Profiler hooks, called on the executing thread around every job (also inline ones).

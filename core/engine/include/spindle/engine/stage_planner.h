@@ -18,14 +18,16 @@
 // (a stage only reaches stages after it). With W workers, stage i of cost c_i whose concurrent
 // stages (no path either way) are C_i gets
 //     workers_i = clamp(round(W * c_i / (c_i + sum_{j in C_i} c_j)), 1, W)
-//     split_i   = clamp(floor(c_i / min_chunk_us), 1, workers_i * oversplit)   (measured stages)
-//     split_i   = workers_i * oversplit                                        (not yet measured)
-// and workers_i is then capped by split_i. With one worker every split is 1 (its chunks would run
-// one after another). A group whose measured total is below inline_below_us runs inline
-// (run_inline, and every split 1). The critical path is the chain with the largest
-// summed cost, starting at a stage with no predecessor; its stages are marked critical. Stages
-// launch in descending cost, ties in group order (launch_order, and each plan's launch_rank).
-// docs/engine.md explains why.
+//     split_i   = clamp(floor(c_i / m_W), 1, workers_i * oversplit)   (measured stages)
+//     split_i   = workers_i * oversplit                               (not yet measured)
+// and workers_i is then capped by split_i. m_W is min_chunk_us on up to 4 workers and
+// min_chunk_us * sqrt(3 / (W - 1)) on more (jobs::min_chunk_for(): 16 workers, 0.45x): the more
+// workers wait for a stage's last chunk, the smaller its chunks should be. With one worker every
+// split is 1 (its chunks would run one after another). A group whose measured total is below
+// inline_below_us runs inline (run_inline, and every split 1). The critical path is the chain with
+// the largest summed cost, starting at a stage with no predecessor; its stages are marked critical.
+// Stages launch in descending cost, ties in group order (launch_order, and each plan's
+// launch_rank). docs/engine.md explains why.
 #pragma once
 
 #include <cstdint>
@@ -58,8 +60,8 @@ struct StagePlanner {
   std::span<const StagePlanInput> stages;  // at most kMaxStages (64), in topological order
   std::uint32_t workers = 1;               // threads that run jobs (>= 1)
   std::uint32_t oversplit = 4;             // chunks per worker at most (>= 1)
-  double min_chunk_us = 20;                // smallest planned chunk (0: no minimum)
-  double inline_below_us = 30;             // a measured group cheaper than this runs inline
+  double min_chunk_us = 20;     // smallest planned chunk on up to 4 workers, less on more (0: none)
+  double inline_below_us = 30;  // a measured group cheaper than this runs inline
 
   // Outputs, sized like `stages` by the caller.
   std::span<StagePlan> plans;
