@@ -156,9 +156,9 @@ struct SimConfig {
   // Cut resplittable ranges again for `workers` (their piece count scaled by workers over the
   // recorded workers, as the engine's callers scale their splits), not finer than the recording
   // unless the range's stage (its jobs' tag, all of them) is worth min_chunk_for(min_chunk_ns,
-  // workers) a piece, as the stage planner plans a stage's split from the stage's whole cost and
-  // every parallel_for of the stage uses it; untagged ranges from their own cost. A fixed_split
-  // range not finer than its items.
+  // the count it is cut for) a piece, as the stage planner plans a stage's split from the stage's
+  // whole cost and every parallel_for of the stage uses it; untagged ranges from their own cost. A
+  // fixed_split range not finer than its items.
   bool resplit = true;
   double min_chunk_ns = 20'000;
   // Cut ranges as for this many workers (0: `workers`): with workers = 0 (unbounded) it gives the
