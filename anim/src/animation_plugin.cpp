@@ -56,12 +56,14 @@ struct Animated {
   bool layer_reported = false;  // a skipped layer was logged since the last configure
   bool fresh = true;            // configured since it was last posed: update whatever its LOD
   bool due = true;              // posed and skinned this frame (AnimationLod)
+  // The skinned streams next to what skin_targets() checks before it takes them: a draw's
+  // submission reads these few lines of every character while anim_skin streams vertices.
+  std::vector<float> px, py, pz, nx, ny, nz;
   std::array<SamplingCache, kMaxPlayerLayers> caches;
   std::vector<JointTransform> layer_poses;  // kMaxPlayerLayers x joints
   std::vector<JointTransform> local;
   std::vector<glm::mat4> model;
   std::vector<glm::mat4> palette;
-  std::vector<float> px, py, pz, nx, ny, nz;
   SkinnedBounds bounds{};
   std::uint32_t first_batch = 0;
   std::uint32_t batch_count = 0;
