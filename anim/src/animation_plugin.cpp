@@ -227,29 +227,33 @@ static const Animated* find_character(const std::vector<std::uint32_t>& slot_of,
   return c->generation == entity.generation && !c->rejected ? c : nullptr;
 }
 
+// A found character's skinned streams: only what anim_pose's bookkeeping writes (anim_skin may be
+// writing the rest).
+static SkinTargets targets_of(const Animated& c, bool normals) {
+  SkinTargets t{.valid = true};
+  if (c.mesh != nullptr) {
+    t.positions = {c.px, c.py, c.pz};
+    if (normals) t.normals = {c.nx, c.ny, c.nz};
+  }
+  return t;
+}
+
 CharacterView Animation::view(Entity entity) const {
-  const SkinTargets t = skin_targets(entity);
-  if (!t.valid) return {};
-  const Animated& c = *find_character(impl_->slot_of, impl_->characters, entity);
+  const Animated* c = find_character(impl_->slot_of, impl_->characters, entity);
+  if (c == nullptr) return {};
+  const SkinTargets t = targets_of(*c, config_.skin_normals);
   return {.valid = true,
-          .local = c.local,
-          .model = c.model,
-          .palette = c.palette,
+          .local = c->local,
+          .model = c->model,
+          .palette = c->palette,
           .positions = t.positions,
           .normals = t.normals,
-          .bounds = c.mesh != nullptr ? c.bounds : SkinnedBounds{}};
+          .bounds = c->mesh != nullptr ? c->bounds : SkinnedBounds{}};
 }
 
 SkinTargets Animation::skin_targets(Entity entity) const {
-  // Only what anim_pose's bookkeeping writes: anim_skin may be writing the rest.
   const Animated* c = find_character(impl_->slot_of, impl_->characters, entity);
-  if (c == nullptr) return {};
-  SkinTargets t{.valid = true};
-  if (c->mesh != nullptr) {
-    t.positions = {c->px, c->py, c->pz};
-    if (config_.skin_normals) t.normals = {c->nx, c->ny, c->nz};
-  }
-  return t;
+  return c != nullptr ? targets_of(*c, config_.skin_normals) : SkinTargets{};
 }
 
 void Animation::advance(float dt, AnimationPlayer& player) const {

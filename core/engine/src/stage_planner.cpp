@@ -55,6 +55,7 @@ bool StagePlanner::run() {
   run_inline = measured && total_ms * 1000.0 < inline_below_us;
 
   // Shares: each stage against the stages that may run beside it.
+  const double min_chunk = jobs::min_chunk_for(min_chunk_us, workers);
   for (std::size_t i = 0; i < n; ++i) {
     const StagePlanInput& s = stages[i];
     const std::uint64_t related = s.reaches | reached[i] | bit(i);
@@ -65,8 +66,7 @@ bool StagePlanner::run() {
     if (!std::isfinite(share)) share = 1.0;
     long w = std::clamp<long>(std::lround(workers * share), 1, static_cast<long>(workers));
     const auto most = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(w) * oversplit);
-    // Measured stages: no chunk planned below min_chunk_us, less on many workers.
-    const double min_chunk = jobs::min_chunk_for(min_chunk_us, workers);
+    // Measured stages: no chunk planned below min_chunk (min_chunk_us, less on many workers).
     const double by_cost =
         min_chunk > 0 ? s.cost_ms * 1000.0 / min_chunk : static_cast<double>(most);
     std::uint32_t split =
