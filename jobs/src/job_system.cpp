@@ -238,6 +238,13 @@ JobSystem::BlockingRange::~BlockingRange() {
   if (start != 0) js.scheduler_->end_blocking_range(tag, held, start);
 }
 
+JobSystem::WakeBatch::WakeBatch(JobSystem& system)
+    : js_(system), held_(system.scheduler_->begin_wake_batch()) {}
+
+JobSystem::WakeBatch::~WakeBatch() {
+  if (held_) js_.scheduler_->end_wake_batch();
+}
+
 void detail::set_wake_latency_for_tests(JobSystem& js, std::uint64_t ns) {
   js.scheduler_->force_wake_latency(ns);
 }

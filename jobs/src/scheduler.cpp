@@ -863,6 +863,21 @@ void Scheduler::end_blocking_range(std::uint16_t tag, bool held, std::uint64_t s
 #endif
 }
 
+bool Scheduler::begin_wake_batch() {
+#if SPINDLE_THREADS
+  if (mode() != Mode::Dynamic && mode() != Mode::Static) return false;
+  return workers_->begin_batch();
+#else
+  return false;
+#endif
+}
+
+void Scheduler::end_wake_batch() {
+#if SPINDLE_THREADS
+  workers_->end_batch(current_worker());
+#endif
+}
+
 void Scheduler::force_wake_latency(std::uint64_t ns) {
 #if SPINDLE_THREADS
   workers_->force_wake_latency(ns);

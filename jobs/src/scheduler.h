@@ -277,6 +277,10 @@ class Scheduler {
                             std::uint64_t& start);
   void end_blocking_range(std::uint16_t tag, bool held, std::uint64_t start);
   void force_wake_latency(std::uint64_t ns);
+  // JobSystem::WakeBatch: the calling thread's wakes are owed from begin (true where they are:
+  // Dynamic and Static, not inside another batch or a range's hold) until end, which makes them.
+  bool begin_wake_batch();
+  void end_wake_batch();
 
  private:
   static void bump_own(std::atomic<std::uint64_t>& value) {

@@ -37,6 +37,7 @@ struct HeldWakes {
   std::uint64_t owed = 0;  // participants a wake_if_parked() was held for (bit i: participant i)
   bool woke_late = false;  // the hold ran out and a wake was made then
   std::uint64_t until_ns = 0;
+  bool batch = false;  // WorkerPool::begin_batch(): every wake is owed, not only a piece's
 };
 thread_local HeldWakes t_held;
 
@@ -232,6 +233,11 @@ void WorkerPool::help_until(Counter& counter, std::uint32_t self, ModeImpl& mode
     scheduler_.flush_batch(self);
     // Nothing left here while the counter runs elsewhere: owed wakes are made before we idle.
     if (t_held.holding && t_held.pool == this) t_held.woke_late |= lift_hold(self);
+    if (t_held.batch && t_held.pool == this) {
+      t_held.batch = false;
+      make_owed_wakes(self);
+      t_held.batch = true;
+    }
     idle(self, &counter);
     after_idle = true;
   }
@@ -390,8 +396,23 @@ WorkerPool::PieceScope::~PieceScope() {
 }
 
 bool WorkerPool::lift_hold(std::uint32_t self) {
+  t_held.holding = false;
+  return make_owed_wakes(self);
+}
+
+bool WorkerPool::begin_batch() {
+  if (t_held.holding || t_held.batch) return false;
+  t_held = HeldWakes{.pool = this, .piece = t_held.piece, .batch = true};
+  return true;
+}
+
+void WorkerPool::end_batch(std::uint32_t self) {
+  t_held.batch = false;  // the wake below is made, not owed again
+  make_owed_wakes(self);
+}
+
+bool WorkerPool::make_owed_wakes(std::uint32_t self) {
   HeldWakes& held = t_held;
-  held.holding = false;
   // The jobs were published before the wake was held; a sleeper may have been woken since, or a
   // spinner (or the holder itself) may have taken them: wake only for what is still queued and
   // unnoticed.
@@ -416,7 +437,7 @@ bool WorkerPool::lift_hold(std::uint32_t self) {
 }
 
 void WorkerPool::wake_parked(std::uint32_t target) {
-  if (t_held.holding && t_held.piece && t_held.pool == this && target < 64) {
+  if (((t_held.holding && t_held.piece) || t_held.batch) && t_held.pool == this && target < 64) {
     t_held.owed |= 1ull << target;
     return;
   }
@@ -441,7 +462,7 @@ bool WorkerPool::end_hold(std::uint32_t self) {
 }
 
 void WorkerPool::wake_one(std::uint32_t except) {
-  if (t_held.holding && t_held.piece && t_held.pool == this) {
+  if (((t_held.holding && t_held.piece) || t_held.batch) && t_held.pool == this) {
     t_held.owes_one = true;
     return;
   }

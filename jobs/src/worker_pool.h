@@ -122,6 +122,12 @@ class WorkerPool {
   // Ends the hold: makes the owed wakes where work is still queued. True when the hold had run out
   // before (the range ran longer than a wake takes) and a wake was made then.
   bool end_hold(std::uint32_t self);
+  // A batch of submissions (JobSystem::WakeBatch): the calling thread's wakes of this pool, for
+  // any job, are owed until end_batch(), which makes one where work is still queued and nobody
+  // spinning will find it (a woken worker that finds more wakes the next). False, and nothing
+  // held, inside another batch or a range's hold: the outer one decides.
+  bool begin_batch();
+  void end_batch(std::uint32_t self);
   // After a counter finished: wakes the participants parked inside wait().
   void wake_waiters_after_finish() {
     full_fence();
@@ -159,6 +165,8 @@ class WorkerPool {
   void wake_waiters();
   // Makes the wakes the calling thread owes, where work is queued; true when it woke someone.
   bool lift_hold(std::uint32_t self);
+  // Makes the wakes owed so far where work is still queued; true when one was made.
+  bool make_owed_wakes(std::uint32_t self);
   void note_wake_latency(std::uint64_t ns);
 
   Scheduler& scheduler_;

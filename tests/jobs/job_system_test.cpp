@@ -1253,6 +1253,73 @@ TEST(ShortRanges, NeverWhereTheCallerCouldNotWakeAWorkerEarly) {
   EXPECT_EQ(js.stats().ranges_alone, 1u) << "8 pieces on 2 participants";
 }
 
+// --- several jobs, one wake (JobSystem::WakeBatch) ----------------------------------------------
+
+// Waits up to 10 s, without helping (the submitter must not run the jobs itself), until `count`
+// reaches at least `want`.
+bool ran_elsewhere(const std::atomic<int>& count, int want) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (count.load() < want && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return count.load() >= want;
+}
+
+// Jobs submitted inside a batch with every worker parked wake nobody until the batch ends; its end
+// wakes a worker, which runs them without the submitter's help.
+TEST(WakeBatch, JobsSubmittedInABatchWakeNobodyUntilItEnds) {
+  for (const Mode mode : modes_that_start_alone()) {
+    SCOPED_TRACE(mode == Mode::Static ? "static" : "dynamic");
+    JobSystem js(pinned_job_config(mode, 3));
+    js.parallel_for(0, 64, 1, [](std::size_t) {});  // the workers have started
+    settle();
+    std::atomic<int> ran{0};
+    Counter counter;
+    {
+      const JobSystem::WakeBatch batch(js);
+      for (int i = 0; i < 8; ++i) js.run(counter, {"batched"}, [&] { ran.fetch_add(1); });
+      settle();  // a wake made at a submission would have had a worker run jobs by now
+      EXPECT_EQ(ran.load(), 0) << "a job submitted in a batch woke a worker before its end";
+    }
+    EXPECT_TRUE(ran_elsewhere(ran, 1)) << "the batch's end woke nobody";
+    js.wait(counter);
+    EXPECT_EQ(ran.load(), 8);
+  }
+}
+
+// A batch inside a batch leaves the waking to the outer one; in Single mode a batch changes
+// nothing (jobs run when submitted).
+TEST(WakeBatch, ABatchInsideABatchLeavesTheWakeToTheOuterOne) {
+  {
+    JobSystem js(pinned_job_config(Mode::Dynamic, 2));
+    js.parallel_for(0, 64, 1, [](std::size_t) {});
+    settle();
+    std::atomic<int> ran{0};
+    Counter counter;
+    {
+      const JobSystem::WakeBatch outer(js);
+      {
+        const JobSystem::WakeBatch inner(js);
+        js.run(counter, {"inner"}, [&] { ran.fetch_add(1); });
+      }
+      js.run(counter, {"outer"}, [&] { ran.fetch_add(1); });
+      settle();
+      EXPECT_EQ(ran.load(), 0) << "the inner batch's end woke a worker";
+    }
+    EXPECT_TRUE(ran_elsewhere(ran, 2)) << "the outer batch's end woke nobody";
+    js.wait(counter);
+  }
+  JobSystem js(pinned_job_config(Mode::Single, 1));
+  int ran = 0;
+  Counter counter;
+  {
+    const JobSystem::WakeBatch batch(js);
+    for (int i = 0; i < 3; ++i) js.run(counter, {"at once"}, [&] { ++ran; });
+    EXPECT_EQ(ran, 3);
+  }
+  js.wait(counter);
+}
+
 #endif
 
 }  // namespace

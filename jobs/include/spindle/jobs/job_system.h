@@ -16,6 +16,11 @@
 //   jobs.run_after({&done, &after}, last, {"present"}, [&] { present(); });
 //   jobs.wait({&after, &last});
 //
+//   {
+//     spindle::jobs::JobSystem::WakeBatch batch(jobs);  // several jobs, at most one wake
+//     for (Task& t : tasks) jobs.run(done, {"task"}, [&t] { t.run(); });
+//   }
+//
 //   jobs.parallel_for(0, n, 1024, [&](std::size_t i) { x[i] += v[i] * dt; });
 //   jobs.parallel_for_range(0, n, 1024, [&](std::size_t b, std::size_t e) { update(b, e); });
 //
@@ -395,6 +400,27 @@ class JobSystem {
   static constexpr std::uint32_t kMaxRecordAfter = 64;
   std::uint32_t recorded_job() const;
   void record_after(std::uint32_t job);
+
+  // Several jobs submitted together, one wake: while a WakeBatch lives, the jobs its thread
+  // submits are published at once (a spinning worker takes them, a waiting thread helps with
+  // them) but wake no parked worker; its end makes one wake if work is still queued, and a
+  // worker woken so wakes the next while more is queued. A wake costs its caller 2-5 us on bare
+  // metal and 30-45 us on a VM, and the jobs submitted after it wait for it: a batch puts every
+  // job out first. Dynamic and Static modes (in the others it does nothing); inside another
+  // batch, or inside a parallel_for started without a wake, the outer one decides. A wait inside
+  // the batch makes the wakes owed so far before it sleeps. Keep it short: a parked worker only
+  // starts on its jobs after the batch ends.
+  class WakeBatch {
+   public:
+    explicit WakeBatch(JobSystem& jobs);
+    ~WakeBatch();
+    WakeBatch(const WakeBatch&) = delete;
+    WakeBatch& operator=(const WakeBatch&) = delete;
+
+   private:
+    JobSystem& js_;
+    bool held_;
+  };
 
   WorkerStats worker_stats(std::uint32_t worker) const;
   TagStats tag_stats(std::uint16_t tag) const;
