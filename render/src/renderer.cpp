@@ -891,9 +891,13 @@ struct Renderer::Impl {
     }
   }
 
-  // Cuts the sorted draws [begin, end) into batches of about equal triangle counts (at least
-  // four per participant: near draws cost more than far ones, and their number does not change
-  // the image), runs them in parallel, grows and reruns any that overflowed, and counts them.
+  // Cuts the sorted draws [begin, end) into batches of shrinking triangle counts (at least four
+  // per participant: near draws cost more than far ones, and neither their number nor their
+  // bounds change the image), runs them in parallel, grows and reruns any that overflowed, and
+  // counts them. kGuided: how fast the batches shrink (1: equal triangles). At crowd 1,000 on 16
+  // workers (replayed), 1.3 and 1.6 put the efficiency at 0.87-0.90 and 0.89-0.91, against
+  // 0.84-0.86 for equal triangles.
+  static constexpr double kGuided = 1.6;
   void build_batches(jobs::JobSystem& jobs, std::uint32_t chunks, std::uint16_t tag,
                      std::size_t begin, std::size_t end) {
     const std::span<const DrawItem> list = prep.draw_list();
@@ -951,16 +955,27 @@ struct Renderer::Impl {
     count = static_cast<std::uint32_t>(
         std::min<std::uint64_t>(count, std::max<std::uint64_t>(total / 256, 1)));
     batch_count = count;
+    // Batches shrink along the list (the share of the triangles before batch c is 1 - (1 -
+    // c / count)^kGuided), and are handed out in order: the costliest first, the shortest last,
+    // so the pass ends with its workers together. The draws are sorted front to back and near
+    // ones cost more per triangle (bigger on screen: clipped, binned to more tiles): at crowd
+    // 1,000, batches of equal triangles took 260 us the first, 120 us the last.
     const auto boundary = [&](std::uint32_t c) -> std::size_t {
       if (c == 0) return begin;
       if (c == count) return end;
-      const std::uint64_t target = total * c / count;
+      const double left = 1.0 - static_cast<double>(c) / static_cast<double>(count);
+      const auto target =
+          static_cast<std::uint64_t>(static_cast<double>(total) * (1.0 - std::pow(left, kGuided)));
       return begin +
              static_cast<std::size_t>(std::lower_bound(prefix, prefix + n + 1, target) - prefix);
     };
-    core::for_each_chunk(jobs, count, {"render_geometry", tag}, [&](std::uint32_t c) {
-      run_batch(batches[c], batch_vertices[c], boundary(c), boundary(c + 1), view_proj, light);
-    });
+    // Fixed units for a replay: their count already follows the workers (split_workers()), so
+    // batches cut for 16 (Renderer::plan_for()) are not cut again.
+    core::for_each_chunk(jobs, count, {"render_geometry", tag, jobs::Priority::Normal, true, true},
+                         [&](std::uint32_t c) {
+                           run_batch(batches[c], batch_vertices[c], boundary(c), boundary(c + 1),
+                                     view_proj, light);
+                         });
     // A batch that did not fit grows and runs again here, so nothing is dropped.
     for (std::uint32_t c = 0; c < count; ++c) {
       Batch& b = batches[c];

@@ -15,6 +15,7 @@
 #include "modes.h"
 #include "render_scene.h"
 #include "spindle/gameplay/transform.h"
+#include "spindle/jobs/job_graph.h"
 #include "spindle/render/render_plugin.h"
 
 namespace spindle::render {
@@ -526,6 +527,35 @@ TEST(Renderer, PlanForCutsThePassesAsForThatManyWorkers) {
   EXPECT_EQ(frame(11), alone);
   EXPECT_EQ(r.stats().tiles, one.tiles);
   EXPECT_EQ(r.stats().batches, one.batches);
+}
+
+// The geometry batches are handed out in order (the costliest, nearest draws first) and are
+// fixed units to a replay: their count already follows the workers, so a frame cut for 16
+// (plan_for()) and recorded on 2 is not cut again when it is replayed on 16.
+TEST(Renderer, GeometryBatchesAreRecordedAsFixedUnitsHandedOutInOrder) {
+  if (!mode_available(jobs::Mode::Dynamic)) GTEST_SKIP() << "needs the threaded scheduler";
+  jobs::JobSystem js(job_config(jobs::Mode::Dynamic, 2));
+  Renderer r({.width = 512, .height = 256});
+  const test::SceneIds ids = test::build_scene(r);
+  r.plan_for(16);
+  submit_crowded(r, ids, 300, 200, 11, {1.6f, 0.9f});
+  r.render(js);
+  submit_crowded(r, ids, 300, 200, 12, {1.6f, 0.9f});
+  js.begin_recording();
+  r.render(js);
+  jobs::JobGraph graph;
+  ASSERT_TRUE(js.end_recording(graph));
+  const std::uint32_t batches = r.stats().batches;
+  ASSERT_GT(batches, 8u) << "cut for 16 workers";
+  int found = 0;
+  for (const jobs::JobGraph::Range& range : graph.ranges) {
+    if (range.end - range.begin != batches || range.root_count == 0) continue;
+    if (std::string(graph.nodes[graph.roots[range.first_root]].name) != "render_geometry") continue;
+    ++found;
+    EXPECT_TRUE(range.fixed_split) << "a replay would cut the batches again";
+    EXPECT_TRUE(range.in_order) << "the costliest batches would not start first";
+  }
+  EXPECT_EQ(found, 1);
 }
 
 // Each participant draws a band of the tiles, then helps with the others'. A participant that
