@@ -529,33 +529,52 @@ TEST(Renderer, PlanForCutsThePassesAsForThatManyWorkers) {
   EXPECT_EQ(r.stats().batches, one.batches);
 }
 
-// The geometry batches are handed out in order (the costliest, nearest draws first) and are
-// fixed units to a replay: their count already follows the workers, so a frame cut for 16
-// (plan_for()) and recorded on 2 is not cut again when it is replayed on 16.
-TEST(Renderer, GeometryBatchesAreRecordedAsFixedUnitsHandedOutInOrder) {
+// The geometry batches are fixed units to a replay: their count already follows the workers, so
+// a frame cut for 16 (plan_for()) and recorded on 2 is not cut again when it is replayed on 16.
+// On more than jobs::kMinChunkWorkers they are handed out in order (the costliest, nearest draws
+// first); on fewer each participant takes its own band of them first.
+TEST(Renderer, GeometryBatchesAreRecordedAsFixedUnitsInOrderOnManyWorkers) {
   if (!mode_available(jobs::Mode::Dynamic)) GTEST_SKIP() << "needs the threaded scheduler";
   jobs::JobSystem js(job_config(jobs::Mode::Dynamic, 2));
   Renderer r({.width = 512, .height = 256});
   const test::SceneIds ids = test::build_scene(r);
+  // The batch range of one recorded frame: how many there were and whether it was fixed and in
+  // order.
+  struct Seen {
+    int ranges = 0;
+    bool fixed = false, in_order = false;
+  };
+  const auto record = [&](std::uint32_t seed) {
+    submit_crowded(r, ids, 300, 200, seed, {1.6f, 0.9f});
+    js.begin_recording();
+    r.render(js);
+    jobs::JobGraph graph;
+    Seen seen;
+    if (!js.end_recording(graph)) return seen;
+    const std::uint32_t batches = r.stats().batches;
+    for (const jobs::JobGraph::Range& range : graph.ranges) {
+      if (range.end - range.begin != batches || range.root_count == 0) continue;
+      if (std::string(graph.nodes[graph.roots[range.first_root]].name) != "render_geometry")
+        continue;
+      ++seen.ranges;
+      seen.fixed = range.fixed_split;
+      seen.in_order = range.in_order;
+    }
+    return seen;
+  };
   r.plan_for(16);
-  submit_crowded(r, ids, 300, 200, 11, {1.6f, 0.9f});
-  r.render(js);
-  submit_crowded(r, ids, 300, 200, 12, {1.6f, 0.9f});
-  js.begin_recording();
-  r.render(js);
-  jobs::JobGraph graph;
-  ASSERT_TRUE(js.end_recording(graph));
-  const std::uint32_t batches = r.stats().batches;
-  ASSERT_GT(batches, 8u) << "cut for 16 workers";
-  int found = 0;
-  for (const jobs::JobGraph::Range& range : graph.ranges) {
-    if (range.end - range.begin != batches || range.root_count == 0) continue;
-    if (std::string(graph.nodes[graph.roots[range.first_root]].name) != "render_geometry") continue;
-    ++found;
-    EXPECT_TRUE(range.fixed_split) << "a replay would cut the batches again";
-    EXPECT_TRUE(range.in_order) << "the costliest batches would not start first";
-  }
-  EXPECT_EQ(found, 1);
+  record(11);
+  const Seen many = record(12);
+  EXPECT_GT(r.stats().batches, 8u) << "cut for 16 workers";
+  EXPECT_EQ(many.ranges, 1);
+  EXPECT_TRUE(many.fixed) << "a replay would cut the batches again";
+  EXPECT_TRUE(many.in_order) << "the costliest batches would not start first";
+  r.plan_for(0);
+  record(13);
+  const Seen two = record(14);
+  EXPECT_EQ(two.ranges, 1);
+  EXPECT_TRUE(two.fixed);
+  EXPECT_FALSE(two.in_order) << "on 2 workers each takes its own band of batches first";
 }
 
 // Each participant draws a band of the tiles, then helps with the others'. A participant that
