@@ -442,6 +442,10 @@ void Scheduler::execute(Job* job, std::uint32_t worker, bool batch) {
   ++t_job_depth;
   const bool own_slot = exclusive && slot < worker_count_;
   if (own_slot) running_[slot].depth.store(t_job_depth, std::memory_order_relaxed);
+#if SPINDLE_THREADS
+  // A WakeBatch covers its thread's own submissions, not those of a job it runs meanwhile.
+  const bool batch_paused = WorkerPool::pause_batch();
+#endif
 #if defined(__cpp_exceptions)
   try {
     job->invoke(*job);
@@ -450,6 +454,9 @@ void Scheduler::execute(Job* job, std::uint32_t worker, bool batch) {
   }
 #else
   job->invoke(*job);
+#endif
+#if SPINDLE_THREADS
+  if (batch_paused) WorkerPool::resume_batch();
 #endif
   --t_job_depth;
   if (own_slot) running_[slot].depth.store(t_job_depth, std::memory_order_relaxed);

@@ -278,7 +278,7 @@ class Scheduler {
   void end_blocking_range(std::uint16_t tag, bool held, std::uint64_t start);
   void force_wake_latency(std::uint64_t ns);
   // JobSystem::WakeBatch: the calling thread's wakes are owed from begin (true where they are:
-  // Dynamic and Static, not inside another batch or a range's hold) until end, which makes them.
+  // Dynamic and Static, not inside another batch) until end, which makes them.
   bool begin_wake_batch();
   void end_wake_batch();
 

@@ -37,9 +37,19 @@ struct HeldWakes {
   std::uint64_t owed = 0;  // participants a wake_if_parked() was held for (bit i: participant i)
   bool woke_late = false;  // the hold ran out and a wake was made then
   std::uint64_t until_ns = 0;
-  bool batch = false;  // WorkerPool::begin_batch(): every wake is owed, not only a piece's
 };
 thread_local HeldWakes t_held;
+
+// The wakes a thread owes inside a WakeBatch (WorkerPool::begin_batch()): every wake of one pool
+// that its own code makes, none that a job it runs meanwhile makes (Scheduler::execute() pauses
+// the batch around each job). Apart from HeldWakes: a range a job starts alone keeps its own.
+struct BatchedWakes {
+  const WorkerPool* pool = nullptr;
+  bool active = false;
+  bool owes_one = false;
+  std::uint64_t owed = 0;  // participants a wake_if_parked() was owed for (bit i: participant i)
+};
+thread_local BatchedWakes t_batch;
 
 }  // namespace
 
@@ -233,10 +243,10 @@ void WorkerPool::help_until(Counter& counter, std::uint32_t self, ModeImpl& mode
     scheduler_.flush_batch(self);
     // Nothing left here while the counter runs elsewhere: owed wakes are made before we idle.
     if (t_held.holding && t_held.pool == this) t_held.woke_late |= lift_hold(self);
-    if (t_held.batch && t_held.pool == this) {
-      t_held.batch = false;
-      make_owed_wakes(self);
-      t_held.batch = true;
+    if (t_batch.active && t_batch.pool == this) {
+      t_batch.active = false;  // made, not owed again
+      make_owed_wakes(self, t_batch.owed, t_batch.owes_one);
+      t_batch.active = true;
     }
     idle(self, &counter);
     after_idle = true;
@@ -397,30 +407,39 @@ WorkerPool::PieceScope::~PieceScope() {
 
 bool WorkerPool::lift_hold(std::uint32_t self) {
   t_held.holding = false;
-  return make_owed_wakes(self);
+  return make_owed_wakes(self, t_held.owed, t_held.owes_one);
 }
 
 bool WorkerPool::begin_batch() {
-  if (t_held.holding || t_held.batch) return false;
-  t_held = HeldWakes{.pool = this, .piece = t_held.piece, .batch = true};
+  if (t_batch.active) return false;
+  t_batch = BatchedWakes{this, true, false, 0};
   return true;
 }
 
 void WorkerPool::end_batch(std::uint32_t self) {
-  t_held.batch = false;  // the wake below is made, not owed again
-  make_owed_wakes(self);
+  t_batch.active = false;  // the wake below is made, not owed again
+  make_owed_wakes(self, t_batch.owed, t_batch.owes_one);
 }
 
-bool WorkerPool::make_owed_wakes(std::uint32_t self) {
-  HeldWakes& held = t_held;
+bool WorkerPool::pause_batch() {
+  if (!t_batch.active) return false;
+  t_batch.active = false;
+  return true;
+}
+
+void WorkerPool::resume_batch() {
+  t_batch.active = true;
+}
+
+bool WorkerPool::make_owed_wakes(std::uint32_t self, std::uint64_t& owed_to, bool& owes_one) {
   // The jobs were published before the wake was held; a sleeper may have been woken since, or a
   // spinner (or the holder itself) may have taken them: wake only for what is still queued and
   // unnoticed.
   bool woke = false;
-  if (held.owed != 0) {
+  if (owed_to != 0) {
     // Static: each owed participant has its own mailbox; wake those whose share is still there.
-    std::uint64_t owed = held.owed;
-    held.owed = 0;
+    std::uint64_t owed = owed_to;
+    owed_to = 0;
     full_fence();
     while (owed != 0) {
       const std::uint32_t target = static_cast<std::uint32_t>(__builtin_ctzll(owed));
@@ -428,8 +447,8 @@ bool WorkerPool::make_owed_wakes(std::uint32_t self) {
       if (scheduler_.current().has_work(target) && wake_if_claimed(target)) woke = true;
     }
   }
-  if (!held.owes_one) return woke;
-  held.owes_one = false;
+  if (!owes_one) return woke;
+  owes_one = false;
   full_fence();
   if (!scheduler_.current().any_queued() || !sleeper_unnoticed()) return woke;
   wake_one(self);
@@ -437,8 +456,12 @@ bool WorkerPool::make_owed_wakes(std::uint32_t self) {
 }
 
 void WorkerPool::wake_parked(std::uint32_t target) {
-  if (((t_held.holding && t_held.piece) || t_held.batch) && t_held.pool == this && target < 64) {
+  if (t_held.holding && t_held.piece && t_held.pool == this && target < 64) {
     t_held.owed |= 1ull << target;
+    return;
+  }
+  if (t_batch.active && t_batch.pool == this && target < 64) {
+    t_batch.owed |= 1ull << target;
     return;
   }
   wake_if_claimed(target);
@@ -462,8 +485,12 @@ bool WorkerPool::end_hold(std::uint32_t self) {
 }
 
 void WorkerPool::wake_one(std::uint32_t except) {
-  if (((t_held.holding && t_held.piece) || t_held.batch) && t_held.pool == this) {
+  if (t_held.holding && t_held.piece && t_held.pool == this) {
     t_held.owes_one = true;
+    return;
+  }
+  if (t_batch.active && t_batch.pool == this) {
+    t_batch.owes_one = true;
     return;
   }
   const std::uint64_t self_bit = except < 64 ? 1ull << except : 0;

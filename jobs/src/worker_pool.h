@@ -125,9 +125,12 @@ class WorkerPool {
   // A batch of submissions (JobSystem::WakeBatch): the calling thread's wakes of this pool, for
   // any job, are owed until end_batch(), which makes one where work is still queued and nobody
   // spinning will find it (a woken worker that finds more wakes the next). False, and nothing
-  // held, inside another batch or a range's hold: the outer one decides.
+  // held, inside another batch: the outer one decides. A job the thread runs meanwhile wakes as
+  // it always does (Scheduler::execute() pauses the batch around it).
   bool begin_batch();
   void end_batch(std::uint32_t self);
+  static bool pause_batch();  // true when a batch was active (then resume_batch() after)
+  static void resume_batch();
   // After a counter finished: wakes the participants parked inside wait().
   void wake_waiters_after_finish() {
     full_fence();
@@ -165,8 +168,9 @@ class WorkerPool {
   void wake_waiters();
   // Makes the wakes the calling thread owes, where work is queued; true when it woke someone.
   bool lift_hold(std::uint32_t self);
-  // Makes the wakes owed so far where work is still queued; true when one was made.
-  bool make_owed_wakes(std::uint32_t self);
+  // Makes the wakes owed so far (`owed`: Static's participants; `owes_one`: a wake_one()) where
+  // work is still queued, and clears them; true when one was made.
+  bool make_owed_wakes(std::uint32_t self, std::uint64_t& owed, bool& owes_one);
   void note_wake_latency(std::uint64_t ns);
 
   Scheduler& scheduler_;

@@ -1287,6 +1287,35 @@ TEST(WakeBatch, JobsSubmittedInABatchWakeNobodyUntilItEnds) {
   }
 }
 
+// A batch covers its thread's own submissions only: a job the thread runs while it waits inside
+// the batch wakes a worker for what it submits as always (here it waits for that job's job,
+// which only another participant can run). Dynamic mode: Static may deal that job to the thread
+// that spins for it.
+TEST(WakeBatch, AJobRunInsideABatchWakesAsAlways) {
+  {
+    JobSystem js(pinned_job_config(Mode::Dynamic, 2));
+    js.parallel_for(0, 64, 1, [](std::size_t) {});
+    settle();
+    std::atomic<bool> inner_ran{false};
+    std::atomic<bool> outer_saw{false};
+    Counter outer, inner;
+    {
+      const JobSystem::WakeBatch batch(js);
+      js.run(outer, {"outer"}, [&] {
+        js.run(inner, {"inner"}, [&] { inner_ran.store(true); });
+        // Not a wait: it must be another participant that runs it.
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!inner_ran.load() && std::chrono::steady_clock::now() < deadline) {
+        }
+        outer_saw.store(inner_ran.load());
+      });
+      js.wait(outer);
+    }
+    EXPECT_TRUE(outer_saw.load()) << "the job's own submission was held by the batch";
+    js.wait(inner);
+  }
+}
+
 // A batch inside a batch leaves the waking to the outer one; in Single mode a batch changes
 // nothing (jobs run when submitted).
 TEST(WakeBatch, ABatchInsideABatchLeavesTheWakeToTheOuterOne) {

@@ -407,9 +407,9 @@ class JobSystem {
   // worker woken so wakes the next while more is queued. A wake costs its caller 2-5 us on bare
   // metal and 30-45 us on a VM, and the jobs submitted after it wait for it: a batch puts every
   // job out first. Dynamic and Static modes (in the others it does nothing); inside another
-  // batch, or inside a parallel_for started without a wake, the outer one decides. A wait inside
-  // the batch makes the wakes owed so far before it sleeps. Keep it short: a parked worker only
-  // starts on its jobs after the batch ends.
+  // batch the outer one decides. Jobs the thread runs meanwhile (helping in a wait, or at once
+  // for lack of a slot) wake as they always do, and a wait makes the wakes owed so far before it
+  // sleeps. Keep it short: a parked worker only starts on its jobs after the batch ends.
   class WakeBatch {
    public:
     explicit WakeBatch(JobSystem& jobs);
