@@ -11,6 +11,7 @@
 #include "raster_deferred.h"
 #include "raster_screen.h"
 #include "raster_simd.h"
+#include "raw_array.h"
 #include "spindle/algorithms/chunks.h"
 #include "spindle/base/log.h"
 #include "spindle/jobs/job_graph.h"
@@ -80,12 +81,14 @@ static_assert(raster::kMaxViewportSide / raster::kTileSize <= 256);
 // order), and per tile the entries of those touching it (a counting sort after setup, so there
 // is no shared counter).
 struct Batch {
-  std::vector<Triangle> triangles;
-  std::vector<raster::CoarseBounds> coarse;  // per triangle, for the tiles' hidden test
-  std::vector<raster::Point> points;
-  std::vector<std::uint32_t> order;         // triangle index, or point index | kEntryPoint
-  std::vector<PrimBounds> bounds;           // per entry of order
-  std::vector<std::uint32_t> entries;       // order[i] | first and last sub-strip touched
+  // Not initialised (raw_array.h): a frame writes the first triangle_count triangles, and so on,
+  // before anything reads them, and only the pages it writes are touched.
+  RawArray<Triangle> triangles;
+  RawArray<raster::CoarseBounds> coarse;  // per triangle, for the tiles' hidden test
+  RawArray<raster::Point> points;
+  RawArray<std::uint32_t> order;            // triangle index, or point index | kEntryPoint
+  RawArray<PrimBounds> bounds;              // per entry of order
+  RawArray<std::uint32_t> entries;          // order[i] | first and last sub-strip touched
   std::vector<std::uint32_t> tile_offsets;  // tiles + 1: entries of tile t in [off[t], off[t+1])
   std::uint32_t triangle_count = 0;
   std::uint32_t point_count = 0;

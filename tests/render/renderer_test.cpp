@@ -5,12 +5,15 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include "modes.h"
 #include "render_scene.h"
@@ -137,6 +140,39 @@ TEST(Renderer, SmallBinsGrowAndGiveTheSameImage) {
   test::submit_scene(r, ids, 60, 0);
   r.render(js);
   EXPECT_EQ(r.stats().grows, grows) << "grown once, the same frame needs no more";
+}
+
+// This process's resident memory in bytes (Linux), or 0 where /proc does not say.
+std::uint64_t resident_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long long size = 0, resident = 0;
+  const int read = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  return read == 2 ? resident * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+// A default renderer has room for a million set-up triangles (64 batches of 16,384), but memory
+// follows what it draws: a few hundred triangles must not make the process touch the whole room.
+// Zeroed at construction, it was 250 MiB resident for any scene, and seconds to start on a
+// machine with slow page faults.
+TEST(Renderer, ASmallSceneTouchesLittleOfTheBatchesRoom) {
+  if (resident_bytes() == 0) GTEST_SKIP() << "no /proc/self/statm here";
+  jobs::JobSystem js(job_config(jobs::Mode::Single, 1));
+  const std::uint64_t before = resident_bytes();
+  {
+    Renderer r(RendererConfig{});
+    ASSERT_EQ(r.config().max_batches, 64u);
+    ASSERT_EQ(r.config().triangles_per_batch, 16384u);
+    const test::SceneIds ids = test::build_scene(r);
+    for (int f = 0; f < 3; ++f) {
+      test::submit_scene(r, ids, 60, f);
+      r.render(js);
+    }
+    EXPECT_GT(r.stats().triangles_binned, 100u);
+    const std::uint64_t grew = resident_bytes() - before;
+    EXPECT_LT(grew, std::uint64_t{48} << 20) << grew / 1024 << " KiB";
+  }
 }
 
 // The per-draw vertex pass rejects most tiny triangles before setup, from each vertex's outcode
