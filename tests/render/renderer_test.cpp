@@ -157,6 +157,9 @@ std::uint64_t resident_bytes() {
 // Zeroed at construction, it was 250 MiB resident for any scene, and seconds to start on a
 // machine with slow page faults.
 TEST(Renderer, ASmallSceneTouchesLittleOfTheBatchesRoom) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "ThreadSanitizer writes shadow memory for every byte allocated";
+#endif
   if (resident_bytes() == 0) GTEST_SKIP() << "no /proc/self/statm here";
   jobs::JobSystem js(job_config(jobs::Mode::Single, 1));
   const std::uint64_t before = resident_bytes();
