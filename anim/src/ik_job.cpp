@@ -16,11 +16,7 @@ using core::Status;
 constexpr float kEpsilon = 1e-6f;
 constexpr float kTwoPi = 2.0f * std::numbers::pi_v<float>;
 
-bool finite(const glm::mat4& m) {
-  for (int c = 0; c < 4; ++c)
-    if (!detail::finite(glm::vec3(m[c])) || !std::isfinite(m[c][3])) return false;
-  return true;
-}
+using detail::finite;
 
 // The rotation of a matrix holding rotation, uniform scale and translation.
 glm::quat rotation_of(const glm::mat4& m) {

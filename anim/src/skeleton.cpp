@@ -14,13 +14,6 @@ namespace {
 
 using detail::finite;
 
-bool finite(const glm::mat4& m) {
-  for (int c = 0; c < 4; ++c)
-    for (int r = 0; r < 4; ++r)
-      if (!std::isfinite(m[c][r])) return false;
-  return true;
-}
-
 }  // namespace
 
 glm::mat4 JointTransform::to_matrix() const {

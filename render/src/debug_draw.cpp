@@ -7,6 +7,8 @@
 #include "spindle/base/log.h"
 #include "spindle/render/font.h"
 
+#include "finite.h"
+
 namespace spindle::render {
 namespace {
 
@@ -24,9 +26,7 @@ glm::vec4 to_vec4(std::uint32_t c) {
          255.0f;
 }
 
-bool finite(const glm::vec4& v) {
-  return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z) && std::isfinite(v.w);
-}
+using detail::finite;
 
 // Writes triangles into a span, as many as fit.
 struct Writer {

@@ -7,18 +7,12 @@
 
 #include "spindle/base/assert.h"
 
+#include "finite.h"
+
 namespace spindle::render {
 namespace {
 
-bool finite(glm::vec2 v) {
-  return std::isfinite(v.x) && std::isfinite(v.y);
-}
-bool finite(glm::vec3 v) {
-  return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z);
-}
-bool finite(glm::vec4 v) {
-  return finite(glm::vec3(v)) && std::isfinite(v.w);
-}
+using detail::finite;
 
 // The first non-finite attribute of a vertex, or null.
 const char* non_finite_attribute(const Vertex& v) {

@@ -16,7 +16,7 @@
 #include "anim_test_support.h"
 #include "walk_like_clip.h"
 
-namespace spindle::anim {
+namespace spindle::anim::compressed_clip_test {
 namespace {
 
 std::vector<JointTransform> sample(const Clip& clip, float t, SamplingCache& cache) {
@@ -358,4 +358,4 @@ TEST(CompressedClip, OneKeyTracksAndTimesOutsideTheKeys) {
 }
 
 }  // namespace
-}  // namespace spindle::anim
+}  // namespace spindle::anim::compressed_clip_test

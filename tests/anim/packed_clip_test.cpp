@@ -19,7 +19,7 @@
 
 #include "walk_like_clip.h"
 
-namespace spindle::anim {
+namespace spindle::anim::packed_clip_test {
 namespace {
 
 // Packed bytes in 4-byte aligned storage, as a ROM image or a file read whole would hold them.
@@ -408,4 +408,4 @@ TEST(ClipBank, ItsMemoryComesFromItsArena) {
 }
 
 }  // namespace
-}  // namespace spindle::anim
+}  // namespace spindle::anim::packed_clip_test

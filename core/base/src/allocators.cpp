@@ -5,15 +5,13 @@
 #include <spindle/base/log.h>
 #include <spindle/jobs/job_system.h>
 
+#include "bits.h"
+
 namespace spindle::core {
 namespace {
 
-bool is_power_of_two(std::size_t x) {
-  return x != 0 && (x & (x - 1)) == 0;
-}
-std::size_t round_up(std::size_t x, std::size_t align) {
-  return (x + align - 1) & ~(align - 1);
-}
+using detail::is_power_of_two;
+using detail::round_up;
 
 }  // namespace
 

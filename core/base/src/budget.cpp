@@ -7,6 +7,8 @@
 #include <spindle/base/assert.h>
 #include <spindle/base/log.h>
 
+#include "bits.h"
+
 namespace spindle::core {
 namespace {
 
@@ -52,27 +54,17 @@ void unregister_block(const std::byte* begin) {
   }
 }
 
-std::size_t round_up(std::size_t x, std::size_t align) {
-  return (x + align - 1) & ~(align - 1);
-}
-
-// Copies `text` into `out` (at most `cap` characters), reporting whether it fitted.
-bool copy_text(char* out, std::size_t cap, const char* text) {
-  const std::size_t n = text != nullptr ? std::strlen(text) : 0;
-  const std::size_t kept = n < cap ? n : cap;
-  if (kept != 0) std::memcpy(out, text, kept);
-  out[kept] = '\0';
-  return n <= cap;
-}
+using detail::copy_text;
+using detail::round_up;
 
 }  // namespace
 
 // --- BudgetArena -------------------------------------------------------------------------------
 
 void BudgetArena::init(void* base, std::size_t bytes, const char* name, const char* panic_mode) {
-  [[maybe_unused]] const bool name_fits = copy_text(name_, kMaxName, name);
+  [[maybe_unused]] const bool name_fits = copy_text(name_, sizeof name_, name);
   SPINDLE_ASSERTF(name_fits, "budget: arena name '%s' is over %zu characters", name, kMaxName);
-  copy_text(panic_mode_, kMaxPanicText, panic_mode);  // a long text is cut, not refused
+  copy_text(panic_mode_, sizeof panic_mode_, panic_mode);  // a long text is cut, not refused
   base_ = static_cast<std::byte*>(base);
   arena_ = LinearArena(budget_mem_tag(), base, bytes, name_);
 }

@@ -6,19 +6,13 @@
 #include <spindle/base/hash.h>
 #include <spindle/base/log.h>
 
+#include "bits.h"
+
 namespace spindle::core {
 namespace {
 
-void copy_text(char* out, std::size_t cap, const char* text) {
-  const std::size_t n = text != nullptr ? std::strlen(text) : 0;
-  const std::size_t kept = n < cap - 1 ? n : cap - 1;
-  if (kept != 0) std::memcpy(out, text, kept);
-  out[kept] = '\0';
-}
-
-std::size_t round_up(std::size_t x, std::size_t align) {
-  return (x + align - 1) & ~(align - 1);
-}
+using detail::copy_text;
+using detail::round_up;
 
 }  // namespace
 

@@ -9,6 +9,8 @@
 #include <spindle/base/log.h>
 #include <spindle/base/mutex.h>
 
+#include "bits.h"
+
 namespace spindle::core {
 namespace {
 
@@ -47,9 +49,7 @@ TagCounters& counters(MemTag tag) {
   return g_counters[tag.index < kMaxMemTags ? tag.index : 0];
 }
 
-bool is_power_of_two(std::size_t x) {
-  return x != 0 && (x & (x - 1)) == 0;
-}
+using detail::is_power_of_two;
 
 void* heap_alloc(MemTag tag, std::size_t size, std::size_t align) {
   SPINDLE_ASSERTF(is_power_of_two(align), "alignment %zu is a power of two", align);

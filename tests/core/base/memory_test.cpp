@@ -19,7 +19,7 @@
 #include <thread>
 #endif
 
-namespace spindle::core {
+namespace spindle::core::memory_test {
 namespace {
 
 bool aligned(const void* p, std::size_t align) {
@@ -308,4 +308,4 @@ TEST(MemTagsDeathTest, AFullTableNamesTheTagItCannotRegister) {
 }
 
 }  // namespace
-}  // namespace spindle::core
+}  // namespace spindle::core::memory_test

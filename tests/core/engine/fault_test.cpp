@@ -20,7 +20,7 @@
 
 #include "test_support.h"
 
-namespace spindle::core {
+namespace spindle::core::fault_test {
 namespace {
 
 using ::spindle::test::available_modes;
@@ -230,4 +230,4 @@ TEST(Faults, QuittingInTheMiddleOfAFrameFinishesItAndStopsCleanly) {
 }
 
 }  // namespace
-}  // namespace spindle::core
+}  // namespace spindle::core::fault_test

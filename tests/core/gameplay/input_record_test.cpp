@@ -72,7 +72,7 @@ TEST(InputRecord, AReplayReproducesTheRunInEveryModeAndWorkerCount) {
       << text;
   const std::uint64_t expected = recorded.hash();
 
-  test::expect_same_in_every_mode([&](jobs::Mode mode, std::uint32_t workers) {
+  spindle::test::expect_same_in_every_mode([&](jobs::Mode mode, std::uint32_t workers) {
     Game replayed(mode, workers);
     auto replay = InputReplay::parse(text, "recorded", *replayed.engine);
     EXPECT_TRUE(replay.ok()) << replay.status().message();

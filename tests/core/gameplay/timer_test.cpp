@@ -13,7 +13,7 @@
 
 #include "test_support.h"
 
-namespace spindle::core {
+namespace spindle::core::timer_test {
 namespace {
 
 constexpr std::int64_t kStepNs = 10'000'000;  // 10 ms: timer lengths below are whole steps
@@ -185,4 +185,4 @@ TEST(Timer, SameFiringsWithSeveralStepsPerFrameInEveryMode) {
 }
 
 }  // namespace
-}  // namespace spindle::core
+}  // namespace spindle::core::timer_test

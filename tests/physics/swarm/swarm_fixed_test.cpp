@@ -13,7 +13,7 @@
 #include "spindle/physics/swarm.h"
 #include "swarm_test_util.h"
 
-namespace spindle::swarm {
+namespace spindle::swarm::swarm_fixed_test {
 namespace {
 
 using core::fixed;
@@ -192,4 +192,4 @@ TEST(SwarmFixed, RowOrderGivesEveryAgentWhatMortonOrderGives) {
 }
 
 }  // namespace
-}  // namespace spindle::swarm
+}  // namespace spindle::swarm::swarm_fixed_test
