@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -45,6 +47,11 @@ class ThrowOnAssert {
 };
 
 // A fresh path under the test temp folder, unique per process and test.
+// Whether `p` is a multiple of `align`.
+inline bool aligned(const void* p, std::size_t align) {
+  return reinterpret_cast<std::uintptr_t>(p) % align == 0;
+}
+
 inline std::filesystem::path temp_path(const std::string& name) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /

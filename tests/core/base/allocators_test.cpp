@@ -15,13 +15,10 @@
 namespace spindle::core {
 namespace {
 
+using test::aligned;
 using test::AssertFailure;
 using test::ScopedLogCapture;
 using test::ThrowOnAssert;
-
-bool aligned(const void* p, std::size_t align) {
-  return reinterpret_cast<std::uintptr_t>(p) % align == 0;
-}
 
 // --- LinearArena -------------------------------------------------------------------------------
 

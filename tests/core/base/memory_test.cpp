@@ -11,6 +11,7 @@
 #include <spindle/base/build_config.h>
 
 #include "modes.h"
+#include "test_support.h"
 
 #if SPINDLE_THREADS
 #include <atomic>
@@ -19,12 +20,10 @@
 #include <thread>
 #endif
 
-namespace spindle::core::memory_test {
+namespace spindle::core {
 namespace {
 
-bool aligned(const void* p, std::size_t align) {
-  return reinterpret_cast<std::uintptr_t>(p) % align == 0;
-}
+using test::aligned;
 
 TEST(Memory, TaggedAllocBooksCurrentPeakAndCount) {
   const MemTag tag = register_mem_tag("test.tagged_alloc");
@@ -308,4 +307,4 @@ TEST(MemTagsDeathTest, AFullTableNamesTheTagItCannotRegister) {
 }
 
 }  // namespace
-}  // namespace spindle::core::memory_test
+}  // namespace spindle::core

@@ -13,10 +13,11 @@
 #include "spindle/physics/swarm.h"
 #include "swarm_test_util.h"
 
-namespace spindle::swarm::swarm_fixed_test {
+namespace spindle::swarm {
 namespace {
 
 using core::fixed;
+using test::single_jobs;
 
 // Positions from integer hashes only (no float RNG, whose results may differ between CPUs):
 // raw Q20.12 values in [0, extent) with a cluster every 8th agent. Sizes are in units of a few
@@ -75,11 +76,6 @@ std::uint64_t outputs_hash(const Swarm<fixed>& s) {
     h.add(f.count);
   }
   return h.value();
-}
-
-jobs::JobSystem& single_jobs() {
-  static jobs::JobSystem js(test::config_for(jobs::Mode::Single, 1));
-  return js;
 }
 
 TEST(SwarmFixed, FindsTheNeighboursAndPushesThatDoublesFind) {
@@ -192,4 +188,4 @@ TEST(SwarmFixed, RowOrderGivesEveryAgentWhatMortonOrderGives) {
 }
 
 }  // namespace
-}  // namespace spindle::swarm::swarm_fixed_test
+}  // namespace spindle::swarm

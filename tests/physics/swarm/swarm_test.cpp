@@ -17,6 +17,7 @@ namespace spindle::swarm {
 namespace {
 
 using test::Agents;
+using test::single_jobs;
 
 Config<float> make_config(std::uint32_t n, float lo, float hi, float cell, float radius,
                           Boundary boundary) {
@@ -240,11 +241,6 @@ TEST_P(SwarmModes, OutputsAreBitIdenticalForEveryChunkAndWorkerCount) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, SwarmModes, ::testing::ValuesIn(test::own_modes()),
                          test::mode_name);
-
-jobs::JobSystem& single_jobs() {
-  static jobs::JobSystem js(test::config_for(jobs::Mode::Single, 1));
-  return js;
-}
 
 TEST(Swarm, IndexAndSortedCopiesMatchTheInput) {
   const Agents a = test::random_agents(4000, -1.0f, 31.0f, 5, true);

@@ -25,6 +25,12 @@ inline jobs::Config config_for(jobs::Mode mode, std::uint32_t workers = 2) {
   return ::spindle::test::job_config(mode, workers);
 }
 
+// One single-mode job system for the whole suite, for tests of one mode's results.
+inline jobs::JobSystem& single_jobs() {
+  static jobs::JobSystem js(config_for(jobs::Mode::Single, 1));
+  return js;
+}
+
 struct Agents {
   std::vector<float> x, y, vx, vy, radius, half_height;
   AgentSpans<float> spans() const { return {x, y, vx, vy, radius, half_height}; }
